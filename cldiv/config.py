@@ -1,0 +1,116 @@
+"""Experiment configs: frozen dataclasses, validated on construction, hashed to name results.
+
+Budgets (``paper``, ``cpu``, ``smoke``) are named sets of overrides; every field can still
+be overridden one by one. A config never holds the device: where a run happened is part of
+its provenance, not of what was asked for.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any, ClassVar, Protocol
+
+
+class Config(Protocol):
+    kind: ClassVar[str]
+
+
+def config_hash(config: Config) -> str:
+    """First 16 hex digits of the SHA-256 of the config's canonical JSON (kind included)."""
+    payload = json.dumps({"kind": config.kind, **asdict(config)}, sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def check_choice(name: str, value: Any, allowed: tuple) -> None:
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}; got {value!r}")
+
+
+def check_positive(name: str, value: Any, *, integer: bool = False) -> None:
+    kind = int if integer else (int, float)
+    if isinstance(value, bool) or not isinstance(value, kind) or not math.isfinite(value) or value <= 0:
+        what = "a positive integer" if integer else "a finite number > 0"
+        raise ValueError(f"{name} must be {what}; got {value!r}")
+
+
+def check_range(name: str, value: Any, low: float, high: float, *, integer: bool = False) -> None:
+    kind = int if integer else (int, float)
+    if isinstance(value, bool) or not isinstance(value, kind) or not low <= value <= high:
+        what = "an integer" if integer else "a number"
+        raise ValueError(f"{name} must be {what} in [{low}, {high}]; got {value!r}")
+
+
+def with_overrides(config, **overrides):
+    """A copy of ``config`` with fields replaced; unknown field names are rejected."""
+    known = {f.name for f in fields(config)}
+    unknown = sorted(set(overrides) - known)
+    if unknown:
+        raise ValueError(f"unknown config field(s) {unknown}; allowed: {sorted(known)}")
+    return replace(config, **overrides)
+
+
+ENCODERS = ("mlp", "inverse")
+LOSSES = ("infonce", "support_corrected")
+MLP_ORDERS = ("linear_bn_relu", "linear_relu_bn")
+
+
+@dataclass(frozen=True)
+class SyntheticConfig:
+    """One training run of the synthetic benchmark (Section 3): h = f o g on S^{k-1}.
+
+    condition: d_fixed = 0 is 'diversity holds' (vMF positives on the whole sphere);
+    d_fixed > 0 violates it (first d_fixed coordinates kept, Section 4.2).
+    loss: 'infonce' with a fresh batch of n_negatives uniform points shared by all anchors,
+    or 'support_corrected' (Eqs. 7-8) where a fraction rho of each anchor's n_negatives lies
+    on K(z) and the rest is uniform on the sphere.
+    kappa = None means kappa = 1/tau, the paper's choice.
+    """
+
+    kind: ClassVar[str] = "synthetic"
+
+    process: str = "identity"
+    process_variant: str = "paper"
+    latent_dim: int = 3
+    encoder: str = "mlp"
+    mlp_order: str = "linear_bn_relu"
+    d_fixed: int = 0
+    loss: str = "infonce"
+    rho: float = 1.0
+    tau: float = 0.3
+    kappa: float | None = None
+    batch_size: int = 2000
+    n_negatives: int = 2000
+    lr: float = 1e-3
+    iterations: int = 5000
+    eval_every: int = 100
+    n_eval: int = 2000
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        from cldiv.generators import GENERATORS
+
+        check_choice("process", self.process, GENERATORS)
+        check_choice("process_variant", self.process_variant, ("paper", "code"))
+        check_positive("latent_dim", self.latent_dim, integer=True)
+        check_choice("encoder", self.encoder, ENCODERS)
+        check_choice("mlp_order", self.mlp_order, MLP_ORDERS)
+        check_range("d_fixed", self.d_fixed, 0, self.latent_dim, integer=True)
+        check_choice("loss", self.loss, LOSSES)
+        check_range("rho", self.rho, 0.0, 1.0)
+        check_positive("tau", self.tau)
+        if self.kappa is not None:
+            check_positive("kappa", self.kappa)
+        if self.loss == "support_corrected" and self.d_fixed == 0:
+            raise ValueError("loss='support_corrected' needs d_fixed >= 1 (K(z) is the whole sphere otherwise)")
+        for name in ("batch_size", "n_negatives", "iterations", "eval_every", "n_eval"):
+            check_positive(name, getattr(self, name), integer=True)
+        check_positive("lr", self.lr)
+        check_range("seed", self.seed, 0, 2**63 - 1, integer=True)
+
+    @property
+    def concentration(self) -> float:
+        """kappa of the vMF conditional (1/tau unless set)."""
+        return 1.0 / self.tau if self.kappa is None else self.kappa

@@ -1,0 +1,129 @@
+"""Contrastive losses: InfoNCE (Section 1) and support-corrected InfoNCE (Section 4.3).
+
+Both losses are cross-entropies of a softmax over similarity logits in which the positive sits
+at index 0; they differ only in which negatives enter the logits. One private helper turns
+logits into the loss, and ``torch.nn.functional.cross_entropy`` evaluates it through a
+log-sum-exp, so the losses stay finite in float32 even for small temperatures.
+
+Embeddings are expected to be L2-normalised encoder outputs h(z) (the losses do not normalise).
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+__all__ = ["info_nce", "support_corrected_info_nce"]
+
+
+def _check_tau(tau: float) -> None:
+    tau_value = float(tau)
+    if not tau_value > 0.0 or tau_value == float("inf"):
+        raise ValueError(f"tau must be a finite positive temperature (tau > 0); got {tau!r}")
+
+
+def _check_anchor_positive(anchor: torch.Tensor, positive: torch.Tensor) -> None:
+    if anchor.dim() != 2:
+        raise ValueError(f"anchor must have shape (N, d); got shape {tuple(anchor.shape)}")
+    if positive.shape != anchor.shape:
+        raise ValueError(
+            f"positive must have the shape of anchor {tuple(anchor.shape)}; "
+            f"got {tuple(positive.shape)}"
+        )
+
+
+def _check_shared_negatives(negatives: torch.Tensor, name: str, dim: int) -> None:
+    if negatives.dim() != 2 or negatives.shape[1] != dim:
+        raise ValueError(f"{name} must have shape (M, {dim}); got shape {tuple(negatives.shape)}")
+
+
+def _loss_from_logits(logits: torch.Tensor) -> torch.Tensor:
+    """Mean over anchors of -log softmax(logits)[:, 0]; logits: (N, 1 + M), positive first."""
+    targets = torch.zeros(logits.shape[0], dtype=torch.long, device=logits.device)
+    return F.cross_entropy(logits, targets)
+
+
+def info_nce(
+    anchor: torch.Tensor,
+    positive: torch.Tensor,
+    negatives: torch.Tensor,
+    tau: float,
+) -> torch.Tensor:
+    """InfoNCE with a batch of negatives shared by all anchors (paper Section 1).
+
+    For anchor a_n = h(z_n), positive p_n = h(z~_n) and negatives n_1..n_M = h(z_i^-),
+
+        loss_n = -log( e^{a_n·p_n/tau} / ( e^{a_n·p_n/tau} + sum_i e^{a_n·n_i/tau} ) ),
+
+    i.e. the positive is included in the log-sum-exp, and the result is the mean over the
+    N anchors. This matches the paper's L_CL(h; tau, M) with the negatives drawn once per
+    batch and shared by every anchor (the authors' code uses a fresh batch of uniform points).
+    With M uniform negatives, loss - log M converges to the cross-entropy of Theorem 3.3.
+
+    Args:
+        anchor: (N, d) anchor embeddings.
+        positive: (N, d) positive embeddings, row n paired with anchor row n.
+        negatives: (M, d) negative embeddings shared by all anchors.
+        tau: temperature, > 0.
+
+    Returns:
+        Scalar tensor, the mean loss over anchors (differentiable).
+    """
+    _check_tau(tau)
+    _check_anchor_positive(anchor, positive)
+    _check_shared_negatives(negatives, "negatives", anchor.shape[1])
+    positive_logits = (anchor * positive).sum(dim=1, keepdim=True)  # (N, 1)
+    negative_logits = anchor @ negatives.T  # (N, M)
+    return _loss_from_logits(torch.cat([positive_logits, negative_logits], dim=1) / tau)
+
+
+def support_corrected_info_nce(
+    anchor: torch.Tensor,
+    positive: torch.Tensor,
+    own_negatives: torch.Tensor,
+    tau: float,
+    shared_negatives: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Support-corrected InfoNCE with per-anchor negatives (paper Section 4.3, Eqs. 7-8).
+
+    When positives are restricted to the sub-sphere K(z) = {z~ : u~ = u} (diversity violated),
+    the model conditional is normalised over K(z) instead of the whole sphere: each anchor's
+    negatives are its own, drawn uniformly on K(z). Per anchor n,
+
+        loss_n = -log( e^{a_n·p_n/tau} / ( e^{a_n·p_n/tau}
+                        + sum_j e^{a_n·s_j/tau} + sum_i e^{a_n·o_{n,i}/tau} ) ),
+
+    with own negatives o_{n,i} (anchor-specific) and optional shared negatives s_j (common to
+    all anchors); the result is the mean over anchors. With only own negatives on K(z) this is
+    the corrected loss of Theorem 4.6, under which every h ∈ O(k) is a global minimiser when
+    kappa = 1/tau. Supplying shared uniform negatives as well gives the constraint-ratio
+    mixture of Section 4 (a fraction rho of the negatives on K(z), the rest on the sphere).
+    Which points are passed is the caller's business; this function only scores them.
+
+    Memory: the own-negative logits are a batched product (N, M_own), costing O(N M_own d)
+    input memory, the O(N(M+1)) the paper notes for this diagnostic loss.
+
+    Args:
+        anchor: (N, d) anchor embeddings.
+        positive: (N, d) positive embeddings.
+        own_negatives: (N, M_own, d) negatives of each anchor (row n belongs to anchor n).
+        tau: temperature, > 0.
+        shared_negatives: optional (M_shared, d) negatives shared by all anchors.
+
+    Returns:
+        Scalar tensor, the mean loss over anchors (differentiable).
+    """
+    _check_tau(tau)
+    _check_anchor_positive(anchor, positive)
+    n_anchors, dim = anchor.shape
+    if own_negatives.dim() != 3 or own_negatives.shape[0] != n_anchors or own_negatives.shape[2] != dim:
+        raise ValueError(
+            f"own_negatives must have shape (N={n_anchors}, M_own, d={dim}); "
+            f"got shape {tuple(own_negatives.shape)}"
+        )
+    logits = [(anchor * positive).sum(dim=1, keepdim=True)]  # (N, 1)
+    if shared_negatives is not None:
+        _check_shared_negatives(shared_negatives, "shared_negatives", dim)
+        logits.append(anchor @ shared_negatives.T)  # (N, M_shared)
+    logits.append(torch.bmm(own_negatives, anchor.unsqueeze(2)).squeeze(2))  # (N, M_own)
+    return _loss_from_logits(torch.cat(logits, dim=1) / tau)

@@ -1,0 +1,143 @@
+"""The result store: one JSON file per experiment config, named by the config's hash.
+
+A record holds the config, what the run measured, and its provenance (cldiv version, git
+commit, wall time, device, seed). Files are written atomically (temporary file, fsync,
+``os.replace``), so an interrupted run never leaves a partial result behind; a file that
+does not parse or does not match its config is reported and rerun, never loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import tempfile
+import time
+import warnings
+from dataclasses import asdict
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+
+from cldiv import __version__
+from cldiv.config import Config, config_hash
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def git_commit() -> str:
+    """The commit of the cldiv checkout, with '+dirty' if it has uncommitted changes."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", "cldiv"],
+            cwd=REPO_ROOT, capture_output=True, text=True, check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+dirty" if dirty else "")
+
+
+def provenance(wall_time_s: float, device: str) -> dict[str, Any]:
+    """Where and how a result was produced."""
+    return {
+        "cldiv_version": __version__,
+        "git_commit": git_commit(),
+        "wall_time_s": round(wall_time_s, 3),
+        "device": device,
+        "device_name": torch.cuda.get_device_name() if device.startswith("cuda") else platform.processor() or platform.machine(),
+        "torch_version": torch.__version__,
+        "python_version": platform.python_version(),
+        "threads": torch.get_num_threads(),
+        "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def write_json_atomic(path: Path, data: dict) -> None:
+    """Write JSON so that ``path`` holds either the old content or the complete new one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f, indent=1, sort_keys=True)
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class ResultStore:
+    """Results under ``root/<kind>/<config hash>.json``."""
+
+    def __init__(self, root: str | Path):
+        self.root = Path(root)
+
+    @classmethod
+    def default(cls) -> "ResultStore":
+        """The store in ``$CLDIV_RESULTS`` if set, else the repository's ``results/``."""
+        return cls(os.environ.get("CLDIV_RESULTS") or REPO_ROOT / "results")
+
+    def path(self, config: Config) -> Path:
+        return self.root / config.kind / f"{config_hash(config)}.json"
+
+    def load(self, config: Config) -> dict | None:
+        """The stored record for ``config``, or None if absent or invalid (with a warning)."""
+        path = self.path(config)
+        if not path.exists():
+            return None
+        try:
+            record = json.loads(path.read_text())
+            valid = record["config"] == asdict(config) and "metrics" in record and "provenance" in record
+        except (json.JSONDecodeError, KeyError, TypeError, UnicodeDecodeError):
+            valid = False
+        if not valid:
+            warnings.warn(f"ignoring corrupt or mismatched result file {path}; it will be recomputed")
+            return None
+        return record
+
+    def save(self, config: Config, result: dict, *, wall_time_s: float, device: str) -> dict:
+        """Store ``result`` (a dict with at least 'metrics') for ``config``; returns the record."""
+        if "metrics" not in result:
+            raise ValueError("result must contain a 'metrics' entry")
+        record = {
+            "kind": config.kind,
+            "config_hash": config_hash(config),
+            "config": asdict(config),
+            **result,
+            "provenance": provenance(wall_time_s, device),
+        }
+        write_json_atomic(self.path(config), record)
+        return record
+
+    def get_or_run(
+        self, config: Config, run: Callable[[Config], tuple[dict, str]], *, recompute: bool = False
+    ) -> dict:
+        """Load the result of ``config``; run it (and store it) only if absent or ``recompute``.
+
+        ``run(config)`` returns ``(result, device)``; its wall time is measured here.
+        """
+        if not recompute:
+            record = self.load(config)
+            if record is not None:
+                return record
+        start = time.perf_counter()
+        result, device = run(config)
+        return self.save(config, result, wall_time_s=time.perf_counter() - start, device=device)
+
+    def records(self, kind: str) -> list[dict]:
+        """Every valid-looking record of one kind (for summaries and the scorecard)."""
+        out = []
+        for path in sorted((self.root / kind).glob("*.json")):
+            try:
+                out.append(json.loads(path.read_text()))
+            except json.JSONDecodeError:
+                warnings.warn(f"skipping unreadable result file {path}")
+        return out

@@ -1,0 +1,67 @@
+import json
+
+import pytest
+
+from cldiv.config import SyntheticConfig
+from cldiv.store import ResultStore, write_json_atomic
+
+
+def fake_run(calls):
+    def run(config):
+        calls.append(config)
+        return {"metrics": {"r2": 0.5 + config.seed}, "curve": {"iteration": [0, 1]}}, "cpu"
+    return run
+
+
+def test_run_once_then_load_without_recomputing(tmp_path):
+    store, calls = ResultStore(tmp_path), []
+    config = SyntheticConfig(seed=3)
+    first = store.get_or_run(config, fake_run(calls))
+    second = store.get_or_run(config, fake_run(calls))
+    assert len(calls) == 1 and first == second
+    assert first["metrics"]["r2"] == 3.5
+    assert first["config"]["seed"] == 3 and first["kind"] == "synthetic"
+    prov = first["provenance"]
+    assert prov["device"] == "cpu" and prov["wall_time_s"] >= 0 and prov["cldiv_version"]
+    assert store.path(config).parent == tmp_path / "synthetic"
+
+
+def test_recompute_forces_a_new_run(tmp_path):
+    store, calls = ResultStore(tmp_path), []
+    store.get_or_run(SyntheticConfig(), fake_run(calls))
+    store.get_or_run(SyntheticConfig(), fake_run(calls), recompute=True)
+    assert len(calls) == 2
+
+
+@pytest.mark.parametrize("content", ["{\"config\": {", "", "[]", "{\"metrics\": {}}"])
+def test_corrupt_or_partial_result_is_rerun_not_loaded(tmp_path, content):
+    store, calls = ResultStore(tmp_path), []
+    config = SyntheticConfig()
+    store.path(config).parent.mkdir(parents=True)
+    store.path(config).write_text(content)
+    with pytest.warns(UserWarning, match="corrupt or mismatched"):
+        record = store.get_or_run(config, fake_run(calls))
+    assert len(calls) == 1 and record["metrics"]["r2"] == 0.5
+    assert json.loads(store.path(config).read_text()) == record
+
+
+def test_result_of_another_config_under_this_name_is_not_loaded(tmp_path):
+    store, calls = ResultStore(tmp_path), []
+    record = store.get_or_run(SyntheticConfig(seed=1), fake_run(calls))
+    store.path(SyntheticConfig(seed=2)).write_text(json.dumps(record))
+    with pytest.warns(UserWarning):
+        assert store.get_or_run(SyntheticConfig(seed=2), fake_run(calls))["config"]["seed"] == 2
+
+
+def test_atomic_write_leaves_the_old_file_when_serialisation_fails(tmp_path):
+    path = tmp_path / "r.json"
+    write_json_atomic(path, {"a": 1})
+    with pytest.raises(TypeError):
+        write_json_atomic(path, {"a": object()})
+    assert json.loads(path.read_text()) == {"a": 1}
+    assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
+
+
+def test_default_store_follows_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("CLDIV_RESULTS", str(tmp_path))
+    assert ResultStore.default().root == tmp_path
