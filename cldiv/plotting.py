@@ -29,7 +29,7 @@ def first_three_principal_components(x) -> np.ndarray:
 def sphere_axes(fig: plt.Figure, position, title: str = "") -> plt.Axes:
     """A 3-D axes with equal aspect, no panes, and a title."""
     ax = fig.add_subplot(*position, projection="3d")
-    ax.set_box_aspect((1, 1, 1))
+    ax.set_box_aspect((1, 1, 1), zoom=1.35)
     ax.set_axis_off()
     ax.set_title(title, fontsize=10)
     return ax
