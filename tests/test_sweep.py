@@ -1,0 +1,101 @@
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from cldiv.config import SyntheticConfig
+from cldiv.store import ResultStore
+from cldiv.sweep import grid, run_sweep
+
+
+def slow_square(config):
+    """A stand-in experiment: logs that it ran, waits, returns seed^2."""
+    log = os.environ.get("SWEEP_TEST_LOG")
+    if log:
+        with open(log, "a") as f:
+            f.write(f"{config.seed}\n")
+    time.sleep(float(os.environ.get("SWEEP_TEST_SLEEP", "0")))
+    return {"metrics": {"square": config.seed**2, "tau": config.tau}}, "cpu"
+
+
+def test_grid_is_the_product_of_the_named_lists_with_the_last_axis_fastest():
+    configs = grid(SyntheticConfig(), tau=[0.3, 0.5], seed=[0, 1, 2])
+    assert [(c.tau, c.seed) for c in configs] == [(0.3, 0), (0.3, 1), (0.3, 2), (0.5, 0), (0.5, 1), (0.5, 2)]
+
+
+def test_grid_rejects_unknown_parameter_names():
+    with pytest.raises(ValueError, match="unknown config field"):
+        grid(SyntheticConfig(), temperature=[0.1])
+
+
+def test_local_sweep_runs_missing_configs_and_skips_stored_ones(tmp_path, monkeypatch):
+    monkeypatch.setenv("SWEEP_TEST_LOG", str(tmp_path / "log"))
+    store = ResultStore(tmp_path / "results")
+    configs = grid(SyntheticConfig(), seed=range(4))
+    store.save(configs[1], {"metrics": {"square": -1}}, wall_time_s=0, device="cpu")
+    records = run_sweep(configs, slow_square, store=store, workers=2, progress=False)
+    assert [r["metrics"]["square"] for r in records] == [0, -1, 4, 9]
+    assert sorted((tmp_path / "log").read_text().split()) == ["0", "2", "3"]
+    assert all(r["provenance"]["wall_time_s"] >= 0 for r in records)
+
+
+def test_bad_executor_is_rejected():
+    with pytest.raises(ValueError, match="executor must be one of 'local', 'ray'"):
+        run_sweep([], slow_square, executor="dask")
+
+
+SCRIPT = textwrap.dedent(
+    """
+    import sys
+    sys.path.insert(0, {tests!r})
+    from test_sweep import slow_square
+    from cldiv.config import SyntheticConfig
+    from cldiv.store import ResultStore
+    from cldiv.sweep import grid, run_sweep
+    run_sweep(grid(SyntheticConfig(), seed=range(8)), slow_square, store=ResultStore({root!r}),
+              workers=2, progress=False)
+    """
+)
+
+
+def test_killed_sweep_keeps_finished_runs_and_restart_only_runs_the_rest(tmp_path):
+    root = tmp_path / "results"
+    script = SCRIPT.format(tests=os.path.dirname(__file__), root=str(root))
+    env = dict(os.environ, SWEEP_TEST_LOG=str(tmp_path / "first"), SWEEP_TEST_SLEEP="0.5")
+    proc = subprocess.Popen([sys.executable, "-c", script], env=env, start_new_session=True)
+    deadline = time.time() + 60
+    while len(list(root.glob("synthetic/*.json"))) < 2 and time.time() < deadline:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    finished = list(root.glob("synthetic/*.json"))
+    assert 2 <= len(finished) < 8
+    for path in finished:  # every file present is complete
+        assert "metrics" in json.loads(path.read_text())
+
+    env.update(SWEEP_TEST_LOG=str(tmp_path / "second"), SWEEP_TEST_SLEEP="0")
+    subprocess.run([sys.executable, "-c", script], env=env, check=True)
+    rerun = (tmp_path / "second").read_text().split()
+    assert len(rerun) == 8 - len(finished)
+    assert len(list(root.glob("synthetic/*.json"))) == 8
+
+
+def test_ray_executor_gives_the_same_results_as_the_local_one(tmp_path):
+    ray = pytest.importorskip("ray")
+    configs = grid(SyntheticConfig(), tau=[0.3, 0.5], seed=[1, 2])
+    local = run_sweep(configs, slow_square, store=ResultStore(tmp_path / "local"), progress=False)
+    tests = os.path.dirname(__file__)  # so Ray's workers can import slow_square
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+             runtime_env={"env_vars": {"PYTHONPATH": tests}})
+    try:
+        remote = run_sweep(configs, slow_square, store=ResultStore(tmp_path / "ray"), executor="ray",
+                           progress=False)
+    finally:
+        ray.shutdown()
+    assert [r["metrics"] for r in remote] == [r["metrics"] for r in local]
+    assert [r["config"] for r in remote] == [r["config"] for r in local]
