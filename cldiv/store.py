@@ -23,7 +23,7 @@ from typing import Any, Callable
 import torch
 
 from cldiv import __version__
-from cldiv.config import Config, config_hash
+from cldiv.config import Config, config_hash, hashed_fields
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -74,6 +74,11 @@ def write_json_atomic(path: Path, data: dict) -> None:
         raise
 
 
+def _jsonable(value: Any) -> Any:
+    """A value as it reads back from JSON (tuples become lists)."""
+    return json.loads(json.dumps(value))
+
+
 class ResultStore:
     """Results under ``root/<kind>/<config hash>.json``."""
 
@@ -95,7 +100,12 @@ class ResultStore:
             return None
         try:
             record = json.loads(path.read_text())
-            valid = record["config"] == asdict(config) and "metrics" in record and "provenance" in record
+            valid = (
+                record["config_hash"] == config_hash(config)
+                and all(record["config"][k] == _jsonable(v) for k, v in hashed_fields(config).items())
+                and "metrics" in record
+                and "provenance" in record
+            )
         except (json.JSONDecodeError, KeyError, TypeError, UnicodeDecodeError):
             valid = False
         if not valid:

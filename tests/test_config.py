@@ -47,3 +47,23 @@ def test_support_corrected_loss_needs_a_restricted_conditional():
 def test_unknown_override_is_rejected_with_allowed_fields():
     with pytest.raises(ValueError, match=r"unknown config field\(s\) \['temperature'\]; allowed"):
         with_overrides(SyntheticConfig(), temperature=0.5)
+
+
+def test_adding_a_field_at_its_default_keeps_the_hash_of_existing_configs():
+    from dataclasses import dataclass
+
+    from cldiv.config import added_field
+
+    @dataclass(frozen=True)
+    class Before:
+        kind = "demo"
+        a: int = 1
+
+    @dataclass(frozen=True)
+    class After:
+        kind = "demo"
+        a: int = 1
+        b: int = added_field(0)
+
+    assert config_hash(After()) == config_hash(Before())
+    assert config_hash(After(b=2)) != config_hash(Before())

@@ -65,3 +65,13 @@ def test_atomic_write_leaves_the_old_file_when_serialisation_fails(tmp_path):
 def test_default_store_follows_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("CLDIV_RESULTS", str(tmp_path))
     assert ResultStore.default().root == tmp_path
+
+
+def test_record_missing_a_hashed_field_is_rejected(tmp_path):
+    store, calls = ResultStore(tmp_path), []
+    config = SyntheticConfig()
+    record = store.get_or_run(config, fake_run(calls))
+    record["config"].pop("seed")  # as if 'seed' had not existed yet: now a mismatch
+    store.path(config).write_text(json.dumps(record))
+    with pytest.warns(UserWarning):
+        assert store.load(config) is None
