@@ -1,0 +1,286 @@
+"""SimCLR on images (paper Section 5, Figure 3): config, NT-Xent, training, evaluation.
+
+The image experiment asks whether the paper's synthetic findings carry over: augmentations
+are the positive conditional P(x~ | x), so restricting them (Crop only, All w/o crop) restricts
+the support of the positives -- diversity (Definition 3.1) is violated more -- and encoders of
+more inductive bias (ResNet-18 > ViT > MLP) should lose less. Protocol (paper; **code** notes
+in PAPER.md Section 5): randomly initialised encoder with 512-d normalised output, no projection
+head; each batch of B images gives two views; NT-Xent (:func:`nt_xent`) with tau = 0.5 over
+the 2B x 2B similarity matrix; Adam (lr 3e-4, weight decay 1e-4, no schedule), batch 2000,
+200 epochs; then a linear probe on frozen features (``cldiv.linear_probe``).
+
+Views: ``views="one_augmented"`` is the authors' protocol, view 1 the un-augmented image and
+view 2 its augmentation; ``"two_augmented"`` is standard SimCLR (both views augmented
+independently). Both views go through the encoder as one batch of 2B images.
+
+Evaluation: the encoder's features of the (un-augmented) training and test images, computed
+with the encoder in eval mode (``probe_mode="eval"``); ``"train"`` reproduces the authors'
+code, which left the encoder in train mode (BatchNorm on batch statistics, dropout active).
+On the generated image set (``cldiv.images``) the per-factor latent R^2 is measured as well,
+and both are also measured at initialisation, the baseline that training has to beat.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import torch
+import torch.nn.functional as F
+
+from cldiv.augment import REGIME_VARIANTS, REGIMES, augment_batch, regime_transforms
+from cldiv.config import check_choice, check_positive, check_range
+from cldiv.image_encoders import IMAGE_ENCODERS, make_image_encoder, parameter_count
+from cldiv.images import DATASETS, load_images
+from cldiv.linear_probe import latent_r2, linear_probe
+
+__all__ = ["BUDGETS", "PAPER_SIZES", "PUBLISHED_FIGURE3", "SimCLRConfig", "nt_xent", "run_simclr", "simclr_configs", "train_simclr"]
+
+VIEWS = ("one_augmented", "two_augmented")
+PROBE_MODES = ("eval", "train")
+
+
+@dataclass(frozen=True)
+class SimCLRConfig:
+    """One SimCLR run and its linear evaluation (Section 5). Defaults are the paper's protocol.
+
+    width, depth: encoder size (see ``cldiv.image_encoders.make_image_encoder``; the paper's
+    sizes are in :data:`PAPER_SIZES`). n_train / n_test: images used (None: the whole split,
+    50,000 / 10,000). data_seed fixes the subset (CIFAR-10) or the generated images (shapes);
+    seed fixes the initialisation, the batches and the augmentations.
+    """
+
+    kind: ClassVar[str] = "simclr"
+
+    dataset: str = "cifar10"
+    encoder: str = "resnet18"
+    width: int = 64
+    depth: int = 2
+    out_dim: int = 512
+    regime: str = "all"
+    regime_variant: str = "paper"
+    views: str = "one_augmented"
+    tau: float = 0.5
+    lr: float = 3e-4
+    weight_decay: float = 1e-4
+    batch_size: int = 2000
+    epochs: int = 200
+    n_train: int | None = None
+    n_test: int | None = None
+    probe_epochs: int = 100
+    probe_lr: float = 0.1
+    probe_batch_size: int = 256
+    probe_mode: str = "eval"
+    probe_standardize: bool = False
+    data_seed: int = 0
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        check_choice("dataset", self.dataset, DATASETS)
+        check_choice("encoder", self.encoder, IMAGE_ENCODERS)
+        check_choice("regime", self.regime, REGIMES)
+        check_choice("regime_variant", self.regime_variant, REGIME_VARIANTS)
+        check_choice("views", self.views, VIEWS)
+        check_choice("probe_mode", self.probe_mode, PROBE_MODES)
+        if not isinstance(self.probe_standardize, bool):
+            raise ValueError(f"probe_standardize must be True or False; got {self.probe_standardize!r}")
+        for name in ("width", "depth", "out_dim", "batch_size", "epochs", "probe_epochs", "probe_batch_size"):
+            check_positive(name, getattr(self, name), integer=True)
+        if self.batch_size < 2:
+            raise ValueError(f"batch_size must be >= 2 (NT-Xent needs negatives); got {self.batch_size}")
+        for name in ("n_train", "n_test"):
+            if getattr(self, name) is not None:
+                check_positive(name, getattr(self, name), integer=True)
+        if self.encoder == "vit" and self.width % max(1, self.width // 64):
+            raise ValueError(f"width must be a multiple of 64 (or below 64) for the ViT; got {self.width}")
+        for name in ("tau", "lr", "probe_lr"):
+            check_positive(name, getattr(self, name))
+        check_range("weight_decay", self.weight_decay, 0.0, 1.0)
+        check_range("data_seed", self.data_seed, 0, 2**62, integer=True)
+        check_range("seed", self.seed, 0, 2**62, integer=True)
+
+
+#: The paper's encoder sizes (width, depth): about 11M parameters each (MLP 15.7M).
+PAPER_SIZES = {"resnet18": (64, 2), "vit": (384, 6), "mlp": (2048, 3)}
+
+#: Named budgets: per-encoder (width, depth) and overrides of the protocol. ``paper`` is the
+#: full protocol (for a GPU); ``cpu`` is what the book's committed results use (41 minutes for
+#: all nine encoder x regime runs on a shared 2-core CPU, one thread); ``smoke`` is for tests.
+BUDGETS: dict[str, dict[str, Any]] = {
+    "paper": {"sizes": PAPER_SIZES, "overrides": {}},
+    "cpu": {
+        "sizes": {"resnet18": (32, 1), "vit": (64, 2), "mlp": (1024, 3)},
+        "overrides": {"n_train": 5000, "n_test": 2000, "epochs": 15, "batch_size": 250,
+                      "probe_standardize": True},
+    },
+    "smoke": {
+        "sizes": {"resnet18": (8, 1), "vit": (32, 1), "mlp": (64, 1)},
+        "overrides": {"n_train": 256, "n_test": 256, "epochs": 2, "batch_size": 64, "probe_epochs": 10,
+                      "probe_standardize": True},
+    },
+}
+
+
+#: Figure 3 of the paper: linear-probe accuracy (%) on CIFAR-10, mean and std over 5 runs at the
+#: best probe epoch. The ViT values are read off the figure (no std published).
+PUBLISHED_FIGURE3: dict[tuple[str, str], tuple[float, float | None]] = {
+    ("resnet18", "all"): (55.4, 1.3), ("resnet18", "crop"): (37.2, 0.5), ("resnet18", "no_crop"): (35.5, 0.6),
+    ("vit", "all"): (54.0, None), ("vit", "crop"): (41.0, None), ("vit", "no_crop"): (32.0, None),
+    ("mlp", "all"): (42.3, 0.9), ("mlp", "crop"): (39.9, 0.1), ("mlp", "no_crop"): (33.0, 0.2),
+}
+
+
+def simclr_configs(
+    budget: str, *, dataset: str = "shapes", encoders=IMAGE_ENCODERS, regimes=REGIMES,
+    seeds=(0,), **overrides: Any,
+) -> list[SimCLRConfig]:
+    """The grid encoder x regime x seed of a named budget; ``overrides`` (e.g. epochs=5) win,
+    and None-valued overrides are ignored (so a chapter can pass 'use the budget's value')."""
+    check_choice("budget", budget, tuple(BUDGETS))
+    sizes, base = BUDGETS[budget]["sizes"], BUDGETS[budget]["overrides"]
+    extra = {k: v for k, v in overrides.items() if v is not None}
+    known = set(SimCLRConfig.__dataclass_fields__)
+    unknown = sorted(set(extra) - known)
+    if unknown:
+        raise ValueError(f"unknown config field(s) {unknown}; allowed: {sorted(known)}")
+    if isinstance(encoders, str) or isinstance(regimes, str):
+        raise ValueError("encoders and regimes must be lists of names, e.g. ['resnet18', 'mlp']")
+    for e in encoders:
+        check_choice("encoder", e, IMAGE_ENCODERS)
+    return [
+        SimCLRConfig(**{"dataset": dataset, "encoder": e, "width": sizes[e][0], "depth": sizes[e][1],
+                        "regime": r, "seed": s, **base, **extra})
+        for e in encoders for r in regimes for s in seeds
+    ]
+
+
+def nt_xent(z1: torch.Tensor, z2: torch.Tensor, tau: float) -> torch.Tensor:
+    """NT-Xent (SimCLR's InfoNCE) over the 2B x 2B similarity matrix.
+
+    With z = (z1; z2) the 2B unit-norm embeddings and s_ij = z_i·z_j / tau, each of the 2B
+    embeddings is an anchor whose positive is its partner view p(i) (i +- B) and whose 2B - 2
+    negatives are all the other embeddings:
+
+        loss = 1/(2B) sum_i -log( e^{s_i,p(i)} / sum_{k != i} e^{s_ik} ),
+
+    the InfoNCE loss of the paper (Section 1) with the positive in the denominator and M = 2B - 2
+    negatives drawn from the batch. z1, z2: (B, d) unit vectors, row b of each from image b.
+    """
+    if z1.shape != z2.shape or z1.dim() != 2:
+        raise ValueError(f"z1 and z2 must both have shape (B, d); got {tuple(z1.shape)} and {tuple(z2.shape)}")
+    if not tau > 0:
+        raise ValueError(f"tau must be > 0; got {tau!r}")
+    b = z1.shape[0]
+    z = torch.cat([z1, z2])
+    sim = (z @ z.T / tau).float()
+    sim = sim.masked_fill(torch.eye(2 * b, dtype=torch.bool, device=z.device), float("-inf"))
+    targets = torch.cat([torch.arange(b, 2 * b), torch.arange(b)]).to(z.device)
+    return F.cross_entropy(sim, targets)
+
+
+def _features(encoder: torch.nn.Module, images, device, train_mode: bool, batch: int = 1000) -> torch.Tensor:
+    encoder.train(train_mode)
+    out = []
+    with torch.no_grad():
+        for start in range(0, len(images), batch):
+            x = images.float_images(slice(start, start + batch), device)
+            with torch.autocast("cuda", dtype=torch.bfloat16, enabled=x.is_cuda):
+                out.append(encoder(x).float())
+    return torch.cat(out)
+
+
+def _evaluate(config: SimCLRConfig, encoder, train, test, device) -> dict[str, Any]:
+    """Probe accuracy (best and final epoch, curve) and per-latent R^2 of the current encoder."""
+    train_mode = config.probe_mode == "train"
+    f_train = _features(encoder, train, device, train_mode)
+    f_test = _features(encoder, test, device, train_mode)
+    probe = linear_probe(f_train, train.labels.to(device), f_test, test.labels.to(device),
+                         n_classes=len(train.class_names), epochs=config.probe_epochs,
+                         lr=config.probe_lr, batch_size=config.probe_batch_size, seed=config.seed,
+                         standardize=config.probe_standardize)
+    out: dict[str, Any] = {"probe_best": probe.best, "probe_best_epoch": probe.best_epoch,
+                           "probe_final": probe.final, "probe_curve": probe.curve}
+    if train.latents is not None:
+        r2 = latent_r2(f_train.cpu(), train.latents, f_test.cpu(), test.latents, train.latent_names)
+        out["latent_r2"] = r2
+    return out
+
+
+def train_simclr(config: SimCLRConfig, train, device: str | torch.device, *, progress: bool = False):
+    """Train an encoder with SimCLR on ``train`` (an ``ImageDataset``); returns (encoder, losses).
+
+    losses: the mean NT-Xent of each epoch. Deterministic for ``config.seed`` on a given device
+    and thread count.
+    """
+    torch.manual_seed(config.seed)  # the encoder's initialisation
+    encoder = make_image_encoder(config.encoder, config.width, config.depth, config.out_dim).to(device)
+    rng = torch.Generator().manual_seed(config.seed + 1)  # batches and augmentations
+    transforms = regime_transforms(config.regime, config.regime_variant)
+    optimiser = torch.optim.Adam(encoder.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    n = len(train)
+    losses = []
+    for epoch in range(config.epochs):
+        encoder.train()
+        order = torch.randperm(n, generator=rng)
+        total, count = 0.0, 0
+        for start in range(0, n, config.batch_size):
+            idx = order[start:start + config.batch_size]
+            if len(idx) < 2:
+                continue
+            x = train.float_images(idx, device)
+            view1 = x if config.views == "one_augmented" else augment_batch(x, transforms, rng)
+            view2 = augment_batch(x, transforms, rng)
+            with torch.autocast("cuda", dtype=torch.bfloat16, enabled=x.is_cuda):
+                z = encoder(torch.cat([view1, view2]))
+            loss = nt_xent(z[: len(idx)], z[len(idx):], config.tau)
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            total, count = total + loss.item() * len(idx), count + len(idx)
+        losses.append(total / count)
+        if progress:
+            print(f"  epoch {epoch + 1}/{config.epochs}: NT-Xent {losses[-1]:.4f}", flush=True)
+    return encoder, losses
+
+
+def run_simclr(
+    config: SimCLRConfig, *, data_root: str | Path = "~/.cache/cldiv/data", download: bool = False,
+    device: str | None = None, progress: bool = False,
+) -> tuple[dict, str]:
+    """Train and evaluate one config; returns (result for the store, device name).
+
+    The result holds ``metrics`` (probe accuracy best/final, latent R^2 per factor and its mean,
+    the same at initialisation, the final NT-Xent, the parameter count, throughput) and
+    ``curve`` (NT-Xent per epoch, probe test accuracy per probe epoch, after training and at
+    initialisation).
+    """
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    train = load_images(config.dataset, "train", config.n_train, seed=config.data_seed,
+                        data_root=data_root, download=download)
+    test = load_images(config.dataset, "test", config.n_test, seed=config.data_seed,
+                       data_root=data_root, download=download)
+    torch.manual_seed(config.seed)
+    init_encoder = make_image_encoder(config.encoder, config.width, config.depth, config.out_dim).to(device)
+    init = _evaluate(config, init_encoder, train, test, device)
+    start = time.perf_counter()
+    encoder, losses = train_simclr(config, train, device, progress=progress)
+    train_time = time.perf_counter() - start
+    final = _evaluate(config, encoder, train, test, device)
+    metrics: dict[str, Any] = {
+        "probe_best": final["probe_best"], "probe_final": final["probe_final"],
+        "probe_best_epoch": final["probe_best_epoch"],
+        "init_probe_best": init["probe_best"], "init_probe_final": init["probe_final"],
+        "final_loss": losses[-1], "parameters": parameter_count(encoder),
+        "train_images_per_s": len(train) * config.epochs / train_time,
+    }
+    if "latent_r2" in final:
+        metrics["latent_r2"] = final["latent_r2"]
+        metrics["latent_r2_mean"] = sum(final["latent_r2"].values()) / len(final["latent_r2"])
+        metrics["init_latent_r2"] = init["latent_r2"]
+        metrics["init_latent_r2_mean"] = sum(init["latent_r2"].values()) / len(init["latent_r2"])
+    curve = {"epoch": list(range(1, config.epochs + 1)), "loss": losses,
+             "probe_epoch": list(range(1, config.probe_epochs + 1)),
+             "probe_test_accuracy": final["probe_curve"], "init_probe_test_accuracy": init["probe_curve"]}
+    return {"metrics": metrics, "curve": curve}, str(device)
