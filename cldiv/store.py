@@ -118,13 +118,13 @@ class ResultStore:
         """Store ``result`` (a dict with at least 'metrics') for ``config``; returns the record."""
         if "metrics" not in result:
             raise ValueError("result must contain a 'metrics' entry")
-        record = {
+        record = _jsonable({
             "kind": config.kind,
             "config_hash": config_hash(config),
             "config": asdict(config),
             **result,
             "provenance": provenance(wall_time_s, device),
-        }
+        })  # returned exactly as a later load() will read it
         write_json_atomic(self.path(config), record)
         return record
 

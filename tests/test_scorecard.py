@@ -1,0 +1,212 @@
+"""The reproduction scorecard (cldiv/scorecard.py): every claim listed, verdicts computed from results."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+
+from cldiv import scorecard as sc
+from cldiv import tables
+from cldiv.config import budget_overrides, budget_seeds, config_hash
+from cldiv.generators import SYNTHETIC_PROCESSES
+from cldiv.simclr import simclr_configs
+from cldiv.store import ResultStore, write_json_atomic
+from cldiv.sweeps import sweep_configs
+
+PAPER_NAMES = ["Table 1", "Table 3", "Tables 4–6", "Figure 5a", "Tables 8–11, Figure 5b", "Table 7, Figure 5c",
+               "Figure 3", "Theorem 3.3", "Theorem 4.4", "Theorem 4.5", "Theorem 4.6 / A.4", "Theorem A.5"]
+
+
+def write_run(root: Path, config, **metrics: float) -> Path:
+    """A result file as the store writes it (config, hash, metrics, provenance), without training."""
+    path = ResultStore(root).path(config)
+    write_json_atomic(path, {"kind": config.kind, "config_hash": config_hash(config),
+                             "config": json.loads(json.dumps(asdict(config))), "metrics": metrics,
+                             "provenance": {"wall_time_s": 1.0, "device": "cpu"}})
+    return path
+
+
+def write_table1_runs(root: Path, *, agree: bool = True, budget: str = "paper") -> list[Path]:
+    """Every run of every Table 1 cell at ``budget``, at the published R^2 (+ 0.5 if not ``agree``)."""
+    paths = []
+    for column in tables.TABLE1_COLUMNS:
+        for process in SYNTHETIC_PROCESSES:
+            published = tables.published("r2", column, process)
+            if published is None:
+                continue
+            for seed in range(budget_seeds(budget)):
+                r2 = published[0] + (0.0 if agree else 0.5) + 0.001 * seed
+                paths.append(write_run(root, tables.cell_config(column, process, seed, budget), r2=r2))
+    return paths
+
+
+# Calls pass notebook_dir=tmp_path (no chapters there): the theorem checks, which take a few seconds,
+# then report "not yet run"; test_theorems_wait_for_their_chapter_then_are_checked runs them.
+
+
+def row(rows: list[sc.Row], name: str) -> sc.Row:
+    return next(r for r in rows if r.claim == name)
+
+
+def test_every_table_figure_and_theorem_of_the_paper_has_a_row(tmp_path):
+    rows = sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path)
+    assert [r.claim for r in rows] == PAPER_NAMES
+    assert all(r.verdict in sc.VERDICTS and r.chapter and r.what for r in rows)
+
+
+def test_empty_store_means_every_experiment_is_not_yet_run(tmp_path):
+    rows = sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path)
+    assert {r.verdict for r in rows} == {"not yet run"}
+    assert "1.00" in row(rows, "Table 1").paper  # published numbers are shown all the same
+    assert "55.4" in row(rows, "Figure 3").paper
+    assert row(rows, "Theorem 4.5").paper == sc.STATEMENTS["Theorem 4.5"]
+
+
+@pytest.mark.parametrize("n_cells, n_run, n_agree, verdict", [
+    (19, 0, 0, "not yet run"),
+    (19, 19, 19, "reproduced"),
+    (19, 5, 5, "partly"),
+    (19, 19, 10, "partly"),
+    (19, 19, 9, "not reproduced"),
+    (3, 3, 0, "not reproduced"),
+])
+def test_claim_verdict_rules(n_cells, n_run, n_agree, verdict):
+    assert sc.claim_verdict(n_cells, n_run, n_agree) == verdict
+
+
+def test_cell_agreement_uses_the_larger_of_tolerance_and_two_standard_deviations():
+    assert sc.cell_agrees([0.97], (1.00, 0.00), "r2")
+    assert not sc.cell_agrees([0.90], (1.00, 0.00), "r2")
+    assert sc.cell_agrees([0.10], (0.72, 0.33), "r2")  # within 2 published sd
+    assert sc.cell_agrees([0.2, 1.0], (0.72, 0.00), "r2")  # within 2 sd of ours
+    assert "R² 0.05" in sc.verdict_rules() and "accuracy 3 points" in sc.verdict_rules()
+
+
+def test_table1_verdict_and_budget_follow_the_result_files(tmp_path, monkeypatch):
+    """The scorecard reads ResultStore.default() ($CLDIV_RESULTS) and changes with its files."""
+    monkeypatch.setenv("CLDIV_RESULTS", str(tmp_path))
+    assert row(sc.scorecard(notebook_dir=tmp_path), "Table 1").verdict == "not yet run"
+
+    write_table1_runs(tmp_path, agree=True)
+    table1 = row(sc.scorecard(notebook_dir=tmp_path), "Table 1")
+    assert table1.verdict == "reproduced"
+    assert table1.budget == "paper: 5000 it × batch 2000, 5 seeds"
+    assert "19/19 cells agree" in table1.ours and "holds 1.00" in table1.ours
+
+    for seed in range(5):  # one cell's files now hold runs far from the paper
+        write_run(tmp_path, tables.cell_config("holds", "identity", seed, "paper"), r2=0.5)
+    table1 = row(sc.scorecard(notebook_dir=tmp_path), "Table 1")
+    assert table1.verdict == "partly" and "18/19 cells agree" in table1.ours
+
+    write_table1_runs(tmp_path, agree=False)  # every published R^2 + 0.5
+    table1 = row(sc.scorecard(notebook_dir=tmp_path), "Table 1")
+    assert table1.verdict == "not reproduced" and "1/19 cells agree" in table1.ours  # spiral: sd 0.33
+
+    for path in tmp_path.glob("synthetic/*.json"):
+        path.unlink()
+    assert row(sc.scorecard(notebook_dir=tmp_path), "Table 1").verdict == "not yet run"
+
+
+def test_partly_when_some_cells_are_not_run(tmp_path):
+    write_run(tmp_path, tables.cell_config("holds", "spiral", 0, "cpu"), r2=0.999)
+    table1 = row(sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path), "Table 1")
+    assert table1.verdict == "partly" and "1/1 cells agree, 18 not run" in table1.ours
+    cpu = budget_overrides("cpu", "holds")
+    assert table1.budget == f"cpu: {cpu['iterations']} it × batch {cpu['batch_size']}, 1 seed"
+
+
+def test_only_the_books_configs_count_and_the_paper_budget_wins(tmp_path):
+    config = tables.cell_config("violated", "identity", 0, "cpu")
+    write_run(tmp_path, tables.cell_config("violated", "identity", 0, "cpu", lr=1e-4), r2=0.9)  # a code variant
+    assert row(sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path), "Table 1").verdict == "not yet run"
+    write_run(tmp_path, config, r2=0.9)
+    write_run(tmp_path, tables.cell_config("violated", "identity", 0, "paper"), r2=0.06)
+    found = sc.find_runs(ResultStore(tmp_path), sc.table_cells(["violated"]))
+    budget, runs = found["violated", "identity"]
+    assert budget == "paper" and [r["metrics"]["r2"] for r in runs] == [0.06]
+
+
+def test_a_corrupt_result_file_is_not_counted(tmp_path):
+    path = write_run(tmp_path, tables.cell_config("holds", "spiral", 0, "cpu"), r2=1.0)
+    path.write_text("{ not json")
+    with pytest.warns(UserWarning, match="corrupt or mismatched"):
+        assert row(sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path), "Table 1").verdict == "not yet run"
+
+
+def test_table3_compares_the_code_convention_ape_and_shows_the_loss_with_4000_negatives(tmp_path):
+    for process in SYNTHETIC_PROCESSES:
+        mcc, ape, loss = (tables.published(m, "holds", process)[0] for m in ("mcc", "ape_code", "final_loss"))
+        write_run(tmp_path, tables.cell_config("holds", process, 0, "paper"), r2=1.0, mcc=mcc, ape=2 * ape,
+                  ape_code=ape, final_loss=loss - 0.693, loss_m2000=loss - 0.693, loss_m4000=loss)
+    table3 = row(sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path), "Table 3")
+    assert table3.verdict == "partly"  # MCC and APE agree, the loss at 2000 negatives does not
+    assert "10/15 cells agree" in table3.ours and "loss with 4000 negatives 7.40" in table3.ours
+
+
+def test_the_loss_is_compared_only_at_2000_negatives(tmp_path):
+    config = tables.cell_config("holds", "spiral", 0, "cpu")
+    mcc = tables.published("mcc", "holds", "spiral")[0]
+    write_run(tmp_path, config, r2=1.0, mcc=mcc, ape_code=0.012, final_loss=5.0)
+    table3 = row(sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path), "Table 3")
+    assert "2/2 cells agree, 13 not run; 1 loss cells run with M ≠ 2000 negatives, not compared" in table3.ours
+    write_run(tmp_path, config, r2=1.0, mcc=mcc, ape_code=0.012, final_loss=5.0, loss_m2000=7.39)
+    table3 = row(sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path), "Table 3")
+    assert "3/3 cells agree" in table3.ours  # the loss evaluated at M = 2000 counts
+
+
+def test_figure5a_averages_over_processes(tmp_path):
+    for process in SYNTHETIC_PROCESSES:
+        write_run(tmp_path, tables.cell_config("holds", process, 0, "cpu"), r2=1.0)
+        write_run(tmp_path, tables.cell_config("violated", process, 0, "cpu"), r2=0.25)
+    figure = row(sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path), "Figure 5a")
+    assert figure.verdict == "partly" and "MLP holds 1.00; MLP violated 0.25" in figure.ours
+    assert "2/2 cells agree, 2 not run" in figure.ours
+
+
+def test_constraint_sweep_compares_rho_one_with_table1_adapted(tmp_path):
+    for config in sweep_configs("constraint_ratio", "cpu", encoders=["mlp"], rhos=[0.0, 1.0], seeds=1):
+        adapted = tables.published("r2", "adapted", config.process)[0]
+        write_run(tmp_path, config, r2=adapted if config.rho == 1.0 else 0.2)
+    sweep = row(sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path), "Tables 8–11, Figure 5b")
+    assert sweep.verdict == "partly"  # the rho = 1 cells agree, the grid is incomplete
+    assert "MLP R² 0.20 → 0.63" in sweep.ours and "10/99 cells of the paper's grid" in sweep.ours
+
+
+def test_progressive_violation_is_measured_not_compared(tmp_path):
+    for config in sweep_configs("progressive_violation", "cpu", processes=["monomial"], d_fixed=[0, 4], seeds=1):
+        write_run(tmp_path, config, r2=1.0 - 0.1 * config.d_fixed)
+    fig5c = row(sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path), "Table 7, Figure 5c")
+    assert fig5c.verdict == "measured" and "monomial R² by d_fixed {0: 1.00, 4: 0.60}" in fig5c.ours
+
+
+def test_figure3_compares_cifar10_runs_with_the_published_accuracy(tmp_path):
+    for config in simclr_configs("paper", dataset="cifar10", seeds=[0]):
+        accuracy = sc.PUBLISHED_FIGURE3[config.encoder][config.regime][0]
+        write_run(tmp_path, config, probe_best=(accuracy + 1.0) / 100)
+    figure3 = row(sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path), "Figure 3")
+    assert figure3.verdict == "reproduced" and figure3.budget == "paper: 200 epochs, 50000 images, 1 seed"
+    assert "resnet18 56.4/38.2/36.5" in figure3.ours and "9/9 cells agree" in figure3.ours
+
+
+def test_figure3_on_the_generated_shapes_is_measured_with_the_qualitative_claim(tmp_path):
+    accuracy = {"all": 0.9, "crop": 0.8, "no_crop": 0.7}
+    for config in simclr_configs("cpu", dataset="shapes", seeds=[0]):
+        write_run(tmp_path, config, probe_best=0.95 if (config.encoder, config.regime) == ("mlp", "no_crop")
+                  else accuracy[config.regime])
+    figure3 = row(sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path), "Figure 3")
+    assert figure3.verdict == "measured" and "All is best for 2/3 encoders" in figure3.ours
+
+
+def test_theorems_wait_for_their_chapter_then_are_checked(tmp_path):
+    rows = sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path)
+    assert all(r.verdict == "not yet run" for r in rows if r.claim.startswith("Theorem"))
+    for chapter in ("vmf_asymptotics", "identifiability", "diversity_violation", "support_correction"):
+        (tmp_path / f"{chapter}.md").write_text("# a chapter\n")
+    rows = sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path)
+    theorems = [r for r in rows if r.claim.startswith("Theorem")]
+    assert [r.verdict for r in theorems] == ["reproduced"] * 5, theorems
+    assert "λ* = 0.5" in row(rows, "Theorem 4.5").ours
+    assert all("s at build" in r.budget for r in theorems)

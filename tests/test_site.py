@@ -1,0 +1,404 @@
+"""The rendered site (cldiv/site.py): self-contained, with a live scorecard, checked in a real browser.
+
+The browser test opens every page of the built book from file:// in headless Chromium with the
+network emulated offline, and fails on any console error, any failed request, any request that
+leaves the site, any equation MathJax did not typeset, and any image that did not load. It saves
+screenshots of the landing page and of a chapter to ``_build/screenshots/`` (or
+``$CLDIV_SCREENSHOTS``) for a person to look at.
+
+Chromium is driven through the Chrome DevTools Protocol over ``--remote-debugging-pipe`` (file
+descriptors 3 and 4, NUL-separated JSON), so no client library is needed. The test is skipped
+only when no Chromium is installed; ``.ci/run`` installs Debian's ``chromium``.
+
+The site under test is ``$CLDIV_SITE`` if set, else ``book/_build/html`` when it is newer than
+every source of the book (chapters, config, ``cldiv``, results), else a build into a temporary
+folder (``jupyter-book build book -W --path-output``) against the committed results, starting
+from a copy of ``book/_build/.jupyter_cache`` when there is one (what is tested is the rendering;
+CI's own book build starts from a clean cache).
+"""
+
+from __future__ import annotations
+
+import base64
+import fcntl
+import json
+import os
+import re
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import pytest
+
+from cldiv import site
+from cldiv.store import REPO_ROOT
+
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
+SCREENSHOT_PAGES = ("intro.html", "notebooks/setting.html")
+BOOK_SOURCES = ("_config.yml", "_toc.yml", "references.bib", "book/*.md", "notebooks/*.md", "cldiv/*.py",
+                "results/**/*.json")
+
+
+def find_browser() -> str | None:
+    """A Chromium executable: ``$CLDIV_CHROMIUM`` or the first of ``BROWSERS`` on PATH."""
+    explicit = os.environ.get("CLDIV_CHROMIUM")
+    if explicit:
+        return explicit
+    return next((path for name in BROWSERS if (path := shutil.which(name))), None)
+
+
+# ----------------------------------------------------------------------------- a small CDP client
+
+
+class Browser:
+    """Headless Chromium driven over the DevTools pipe. ``call`` sends one command and returns its
+    result; events that arrive meanwhile are kept, per session, in ``events``."""
+
+    def __init__(self, executable: str, timeout: float = 60.0):
+        self.timeout = timeout
+        self.profile = tempfile.mkdtemp(prefix="cldiv-chromium-")
+        to_browser, self._in = os.pipe()   # we write commands to _in; Chromium reads fd 3
+        self._out, from_browser = os.pipe()  # Chromium writes fd 4; we read _out
+
+        def wire_pipes() -> None:  # in the child: the pipe ends become fds 3 and 4
+            read_end = fcntl.fcntl(to_browser, fcntl.F_DUPFD, 10)
+            write_end = fcntl.fcntl(from_browser, fcntl.F_DUPFD, 10)
+            os.dup2(read_end, 3)
+            os.dup2(write_end, 4)
+
+        self.process = subprocess.Popen(
+            [executable, "--headless", "--remote-debugging-pipe", "--no-sandbox", "--disable-gpu",
+             "--disable-dev-shm-usage", "--no-first-run", "--no-default-browser-check",
+             "--disable-extensions", "--disable-background-networking", "--disable-component-update",
+             "--disable-sync", "--hide-scrollbars", "--mute-audio", "--font-render-hinting=none",
+             f"--user-data-dir={self.profile}", "about:blank"],
+            preexec_fn=wire_pipes, pass_fds=(3, 4), stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        os.close(to_browser)
+        os.close(from_browser)
+        self._buffer = b""
+        self._next_id = 0
+        self.events: dict[str | None, list[dict]] = {}
+
+    def _receive(self, deadline: float) -> dict:
+        while b"\0" not in self._buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([self._out], [], [], remaining)[0]:
+                raise TimeoutError("Chromium did not answer in time")
+            chunk = os.read(self._out, 1 << 20)
+            if not chunk:
+                raise RuntimeError("Chromium closed the DevTools pipe (did it crash?)")
+            self._buffer += chunk
+        message, self._buffer = self._buffer.split(b"\0", 1)
+        return json.loads(message)
+
+    def call(self, method: str, params: dict | None = None, session: str | None = None,
+             timeout: float | None = None) -> dict:
+        self._next_id += 1
+        message = {"id": self._next_id, "method": method, "params": params or {}}
+        if session:
+            message["sessionId"] = session
+        os.write(self._in, json.dumps(message).encode() + b"\0")
+        deadline = time.monotonic() + (timeout or self.timeout)
+        while True:
+            reply = self._receive(deadline)
+            if reply.get("id") == self._next_id:
+                if "error" in reply:
+                    raise RuntimeError(f"{method}: {reply['error']}")
+                return reply.get("result", {})
+            if "method" in reply:
+                self.events.setdefault(reply.get("sessionId"), []).append(reply)
+
+    def wait_for(self, session: str, method: str, timeout: float | None = None) -> dict:
+        """The first event ``method`` of ``session`` (already received or arriving next)."""
+        deadline = time.monotonic() + (timeout or self.timeout)
+        while True:
+            for event in self.events.get(session, []):
+                if event["method"] == method:
+                    return event
+            reply = self._receive(deadline)
+            if "method" in reply:
+                self.events.setdefault(reply.get("sessionId"), []).append(reply)
+
+    def evaluate(self, session: str, expression: str) -> object:
+        """Evaluate JavaScript in the page, awaiting a promise; returns its JSON value."""
+        result = self.call("Runtime.evaluate", {"expression": expression, "awaitPromise": True,
+                                                "returnByValue": True}, session)
+        if "exceptionDetails" in result:
+            raise RuntimeError(f"page script failed: {result['exceptionDetails']}")
+        return result["result"].get("value")
+
+    def close(self) -> None:
+        try:
+            self.call("Browser.close", timeout=10)
+        except (RuntimeError, TimeoutError, OSError):
+            pass
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        os.close(self._in)
+        os.close(self._out)
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+
+# ----------------------------------------------------------------------------- fixtures
+
+
+def _newest_source_mtime() -> float:
+    return max(path.stat().st_mtime for pattern in BOOK_SOURCES for path in REPO_ROOT.glob(pattern))
+
+
+def built_site(tmp_root: Path) -> Path:
+    """The HTML site to test (module docstring): $CLDIV_SITE, a fresh book/_build/html, or a new build."""
+    if os.environ.get("CLDIV_SITE"):
+        return Path(os.environ["CLDIV_SITE"])
+    html = REPO_ROOT / "book" / "_build" / "html"
+    stamp = html / ".buildinfo"  # written at the end of every successful HTML build
+    if stamp.exists() and (html / "intro.html").exists() and stamp.stat().st_mtime > _newest_source_mtime():
+        return html
+    env = {k: v for k, v in os.environ.items() if k != "CLDIV_RESULTS"}  # the committed results
+    cache = REPO_ROOT / "book" / "_build" / ".jupyter_cache"
+    if cache.is_dir():  # executed chapters keyed by their code: only new or changed code runs again
+        shutil.copytree(cache, tmp_root / "_build" / ".jupyter_cache")
+    build = subprocess.run(
+        [sys.executable, "-c", "from jupyter_book.cli.main import main; main()", "build", str(REPO_ROOT / "book"), "-W",
+         "--path-output", str(tmp_root)],
+        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=3000,
+    )
+    assert build.returncode == 0, f"the book did not build:\n{build.stdout[-4000:]}\n{build.stderr[-4000:]}"
+    return tmp_root / "_build" / "html"
+
+
+@pytest.fixture(scope="session")
+def site_html(tmp_path_factory) -> Path:
+    return built_site(tmp_path_factory.mktemp("site"))
+
+
+@pytest.fixture(scope="session")
+def browser():
+    executable = find_browser()
+    if executable is None:
+        pytest.skip("no Chromium found (install Debian's `chromium`, as .ci/run does, or set CLDIV_CHROMIUM)")
+    instance = Browser(executable)
+    yield instance
+    instance.close()
+
+
+# ----------------------------------------------------------------------------- the browser test
+
+PAGE_REPORT = """(async () => {
+  await new Promise(resolve => document.readyState === 'complete' ? resolve() : addEventListener('load', resolve));
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
+  await Promise.all([...document.images].map(img => img.complete ? null :
+      new Promise(resolve => { img.addEventListener('load', resolve); img.addEventListener('error', resolve); })));
+  await document.fonts.ready;
+  const maths = [...document.querySelectorAll('.math')];
+  return {
+    title: document.title,
+    maths: maths.length,
+    untypeset: maths.filter(m => !m.querySelector('mjx-container')).map(m => m.textContent.slice(0, 80)),
+    mathjax_errors: [...document.querySelectorAll('mjx-merror')].map(e => e.textContent.slice(0, 80)),
+    typeset: document.querySelectorAll('mjx-container').length,
+    images: [...document.images].map(img => ({src: img.getAttribute('src'), ok: img.complete,
+        width: img.naturalWidth, height: img.naturalHeight})),
+  };
+})()"""
+
+
+def _problems(events: list[dict], site_root: Path) -> list[str]:
+    """Console errors, exceptions, failed requests and requests that leave the site, from CDP events."""
+    problems, urls = [], {}
+    for event in events:
+        method, params = event["method"], event.get("params", {})
+        if method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
+            text = " ".join(str(arg.get("value", arg.get("description", ""))) for arg in params.get("args", []))
+            problems.append(f"console.{params['type']}: {text}")
+        elif method == "Runtime.exceptionThrown":
+            details = params.get("exceptionDetails", {})
+            text = details.get("exception", {}).get("description", details.get("text"))
+            problems.append(f"uncaught exception: {text}")
+        elif method == "Log.entryAdded" and params.get("entry", {}).get("level") == "error":
+            entry = params["entry"]
+            problems.append(f"browser log error: {entry.get('text')} {entry.get('url', '')}")
+        elif method == "Network.requestWillBeSent":
+            url = urls[params["requestId"]] = params["request"]["url"]
+            parsed = urlparse(url)
+            if parsed.scheme not in ("file", "data", "blob", "about"):
+                problems.append(f"request leaves the site: {url}")
+            elif parsed.scheme == "file" and not Path(unquote(parsed.path)).resolve().is_relative_to(site_root):
+                problems.append(f"request outside the site folder: {url}")
+        elif method == "Network.loadingFailed":
+            url = urls.get(params["requestId"], "?")
+            problems.append(f"failed request: {params.get('errorText')} {url}")
+    return problems
+
+
+def _open(browser: Browser, url: str) -> str:
+    """A new offline tab with page, console, log and network events on; navigates to ``url``."""
+    target = browser.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+    session = browser.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+    for domain in ("Page", "Runtime", "Log", "Network"):
+        browser.call(f"{domain}.enable", session=session)
+    browser.call("Network.emulateNetworkConditions", {"offline": True, "latency": 0, "downloadThroughput": -1,
+                                                      "uploadThroughput": -1}, session)
+    browser.call("Emulation.setDeviceMetricsOverride", {"width": 1280, "height": 900, "deviceScaleFactor": 1,
+                                                        "mobile": False}, session)
+    browser.events[session] = []
+    browser.call("Page.navigate", {"url": url}, session)
+    browser.wait_for(session, "Page.loadEventFired")
+    return session
+
+
+def screenshot(browser: Browser, session: str, path: Path) -> None:
+    """A full-page PNG of the open page: the viewport is stretched to the page's height."""
+    size = browser.call("Page.getLayoutMetrics", session=session)["cssContentSize"]
+    height = min(int(size["height"]) + 1, 16000)
+    browser.call("Emulation.setDeviceMetricsOverride", {"width": 1280, "height": height, "deviceScaleFactor": 1,
+                                                        "mobile": False}, session)
+    browser.evaluate(session, "new Promise(resolve => requestAnimationFrame(() => setTimeout(resolve, 300)))")
+    shot = browser.call("Page.captureScreenshot", {"format": "png"}, session)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(base64.b64decode(shot["data"]))
+
+
+def check_page(browser: Browser, page: Path, root: Path) -> tuple[str, list[str], dict]:
+    """Open ``page`` offline; returns (session, problems found, the page's report)."""
+    session = _open(browser, page.as_uri())
+    report = browser.evaluate(session, PAGE_REPORT)
+    problems = _problems(browser.events[session], root)
+    problems += [f"equation not typeset: {text!r}" for text in report["untypeset"]]
+    problems += [f"MathJax error: {text!r}" for text in report["mathjax_errors"]]
+    problems += [f"image not loaded: {img['src']}" for img in report["images"]
+                 if not (img["ok"] and img["width"] > 0 and img["height"] > 0)]
+    return session, problems, report
+
+
+def close_page(browser: Browser, session: str) -> None:
+    target = browser.call("Target.getTargetInfo", session=session)["targetInfo"]["targetId"]
+    browser.call("Target.closeTarget", {"targetId": target})
+
+
+def test_every_page_renders_offline_in_chromium(site_html, browser):
+    root = site_html.resolve()
+    pages = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.html")
+                   if "_static" not in p.parts and "_sources" not in p.parts)
+    assert "intro.html" in pages and "notebooks/setting.html" in pages, pages
+    screenshots = Path(os.environ.get("CLDIV_SCREENSHOTS") or REPO_ROOT / "_build" / "screenshots")
+    failures, typeset = {}, {}
+    for page in pages:
+        redirect = re.search(r'http-equiv="Refresh" content="0; url=([^"]+)"', (root / page).read_text())
+        if redirect:  # index.html: a redirect to the landing page, which is tested itself
+            assert (root / page).parent.joinpath(redirect.group(1)).resolve().relative_to(root).as_posix() in pages
+            continue
+        session, problems, report = check_page(browser, root / page, root)
+        if page in SCREENSHOT_PAGES:
+            screenshot(browser, session, screenshots / (Path(page).stem + ".png"))
+        if problems:
+            failures[page] = problems
+        typeset[page] = report["typeset"]
+        close_page(browser, session)
+    assert not failures, "pages with problems:\n" + json.dumps(failures, indent=1)
+    # the pages with mathematics did typeset it (the chapter has labelled equations, the landing page $...$)
+    assert typeset["notebooks/setting.html"] > 10 and typeset["intro.html"] > 0, typeset
+    for page in SCREENSHOT_PAGES:
+        assert (screenshots / (Path(page).stem + ".png")).stat().st_size > 10_000
+
+
+def test_the_page_check_catches_cdn_requests_broken_images_script_errors_and_raw_tex(browser, tmp_path):
+    """The browser check is not vacuous: a page with each kind of fault fails it, once per fault."""
+    (tmp_path / "bad.html").write_text(textwrap.dedent("""\
+        <!DOCTYPE html><html><head><title>bad</title>
+        <script src="https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-chtml.js"></script></head>
+        <body><p><span class="math">\\(x^2\\)</span></p><img src="missing.png">
+        <script>console.error("boom"); undefined_function();</script></body></html>"""))
+    session, problems, _ = check_page(browser, tmp_path / "bad.html", tmp_path)
+    close_page(browser, session)
+    text = "\n".join(problems)
+    for fault in ("request leaves the site: https://cdn.jsdelivr.net", "console.error: boom", "undefined_function",
+                  "equation not typeset", "image not loaded: missing.png", "failed request"):
+        assert fault in text, (fault, problems)
+
+
+def test_site_fetches_nothing_from_another_host(site_html):
+    """No page or stylesheet of the built site names a CDN: every script and link is local."""
+    offenders = []
+    for path in site_html.rglob("*.html"):
+        if "_static" in path.parts:
+            continue
+        text = path.read_text(errors="replace")
+        for marker in ('src="http', "src='http", 'rel="stylesheet" href="http', "cdn.jsdelivr", "unpkg.com",
+                       "cdnjs.cloudflare", "fonts.googleapis"):
+            if marker in text:
+                offenders.append(f"{path.relative_to(site_html)}: {marker}")
+    assert not offenders, offenders
+    assert (site_html / "_static" / "mathjax" / site.MATHJAX_ENTRY).is_file()
+
+
+# ----------------------------------------------------------------------------- the Sphinx extension
+
+
+def test_mathjax_parts_exist_in_the_pinned_package(tmp_path):
+    source = site.mathjax_source()
+    assert 'VERSION="3.2.2"' in (source / site.MATHJAX_ENTRY).read_text()
+    site.copy_mathjax(tmp_path)
+    for part in site.MATHJAX_PARTS:
+        assert (tmp_path / part).exists(), part
+    assert any((tmp_path / "output/chtml/fonts/woff-v2").glob("*.woff"))
+    assert "Apache License" in (tmp_path / "NOTICE.txt").read_text()
+
+
+MINIMAL_CONF = textwrap.dedent("""
+    extensions = ["myst_parser", "cldiv.site"]
+    myst_enable_extensions = ["dollarmath"]
+    html_theme = "basic"
+""")
+
+
+def _build_minimal_site(src: Path, out: Path, results: Path) -> str:
+    env = {**os.environ, "CLDIV_RESULTS": str(results)}
+    done = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-W", "-q", str(src), str(out)],
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return (out / "index.html").read_text()
+
+
+def test_scorecard_page_follows_the_result_files_in_an_incremental_build(tmp_path):
+    """The landing page's table is recomputed on every build, even when its source did not change."""
+    from test_scorecard import write_table1_runs  # tests/ is on sys.path under pytest
+
+    src, out, results = tmp_path / "src", tmp_path / "out", tmp_path / "results"
+    src.mkdir()
+    (src / "conf.py").write_text(MINIMAL_CONF)
+    (src / "index.md").write_text("# Scorecard\n\n$x^2$\n\n```{scorecard}\n```\n")
+    first = _build_minimal_site(src, out, results)
+    assert "Table 1" in first and "Theorem 4.5" in first and "0 result files" in first
+    assert first.count("not yet run") >= 7
+    assert 'src="_static/mathjax/tex-chtml.js' in first and (out / "_static/mathjax/tex-chtml.js").exists()
+
+    write_table1_runs(results, agree=True)
+    second = _build_minimal_site(src, out, results)
+    assert second != first and "sd-bg-success" in second and "paper: 5000 it × batch 2000, 5 seeds" in second
+
+
+def _toc_chapters() -> list[str]:
+    """The chapters the book contains, from _toc.yml (notebooks/<name> entries)."""
+    return [line.split("notebooks/")[1].strip() for line in (REPO_ROOT / "_toc.yml").read_text().splitlines()
+            if "file: notebooks/" in line]
+
+
+@pytest.mark.parametrize("chapter", _toc_chapters())
+def test_every_chapter_opens_with_what_it_reproduces_and_how_to_rerun_it(chapter):
+    """The opening convention: what the chapter reproduces, and the one command that re-executes it."""
+    text = (REPO_ROOT / "notebooks" / f"{chapter}.md").read_text()
+    opening = text.split("\n# ", 1)[1].split("\n## ", 1)[0]
+    assert "**Reproduces:**" in opening, f"{chapter}: no '**Reproduces:**' line before the first section"
+    assert f"cldiv chapter {chapter}" in opening, f"{chapter}: no `cldiv chapter {chapter} ...` command in the opening"
