@@ -3,12 +3,18 @@
     cldiv chapter <name> [-p NAME VALUE ...] [-o OUT.ipynb]
     cldiv golden [NAME ...]
     cldiv list
+    cldiv synthetic [--budget cpu] [--processes ...] [--seeds N] [--columns ...] [--set FIELD VALUE ...]
+                    [--workers N | --batched]
+    cldiv bench synthetic [--batch 2000] [--iterations 50] [--json]
+    cldiv sweep <constraint_ratio|progressive_violation> [--budget cpu] [--executor local|ray]
+                [--address ADDR] [--workers N] [--gpus-per-task G] [-p NAME VALUE ...]
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 
 from cldiv import chapters
 
@@ -29,6 +35,75 @@ def _list(args: argparse.Namespace) -> None:
         print(f"{name}: {chapters.chapter_parameters(name)}")
 
 
+def _synthetic(args: argparse.Namespace) -> None:
+    from cldiv.tables import COLUMNS, markdown_table, summarise, table_configs
+    from cldiv.train import run_all
+
+    overrides = {name: chapters.parse_value(value) for name, value in args.set}
+    kwargs = {"processes": args.processes} if args.processes else {}
+    configs = table_configs(args.budget, seeds=args.seeds, columns=args.columns or tuple(COLUMNS),
+                            **kwargs, **overrides)
+    start = time.perf_counter()
+    if args.batched:
+        from cldiv.batched import run_batched
+
+        records = run_batched(configs)
+    else:
+        records = run_all(configs, workers=args.workers)
+    print(f"{len(records)} runs ready in {time.perf_counter() - start:.0f} s")
+    summary = summarise(records)
+    processes = sorted({c.process for c in configs})
+    print(markdown_table(summary, processes, [c for c in COLUMNS if any(k[0] == c for k in summary)]))
+
+
+def _bench(args: argparse.Namespace) -> None:
+    import json
+
+    from cldiv.bench import format_report, run_benchmark
+
+    report = run_benchmark(args.batch, args.iterations, memory=not args.no_memory, threads=args.threads)
+    print(json.dumps(report) if args.json else format_report(report))
+
+
+def _simclr(args: argparse.Namespace) -> None:
+    """Run (or load) the SimCLR grid of a budget into the result store, one config at a time."""
+    import time
+
+    import torch
+
+    from cldiv.simclr import run_simclr, simclr_configs
+    from cldiv.store import ResultStore
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    configs = simclr_configs(args.budget, dataset=args.dataset, encoders=args.encoders,
+                             regimes=args.regimes, seeds=args.seeds, epochs=args.epochs, n_train=args.n_train)
+    store = ResultStore.default()
+    for i, config in enumerate(configs, 1):
+        done = store.load(config) is not None
+        print(f"[{i}/{len(configs)}] {config.encoder} / {config.regime} / seed {config.seed}: "
+              f"{'stored' if done else 'running'} -> {store.path(config)}", flush=True)
+        start = time.perf_counter()
+        record = store.get_or_run(config, lambda c: run_simclr(
+            c, data_root=args.data_root, download=args.download, progress=True))
+        m = record["metrics"]
+        print(f"    probe accuracy best {m['probe_best']:.3f} final {m['probe_final']:.3f}"
+              + (f", latent R^2 mean {m['latent_r2_mean']:.3f}" if "latent_r2_mean" in m else "")
+              + f" ({time.perf_counter() - start:.0f} s)", flush=True)
+
+
+def _sweep(args: argparse.Namespace) -> None:
+    """Run (or load) a named sweep of Section 4 into the result store and print its summary."""
+    from cldiv.sweeps import format_summary, run_named_sweep
+
+    params = {name: chapters.parse_value(value) for name, value in args.param}
+    start = time.perf_counter()
+    records = run_named_sweep(args.name, args.budget, args.executor, workers=args.workers,
+                              address=args.address, gpus_per_task=args.gpus_per_task, **params)
+    print(f"{len(records)} runs ready in {time.perf_counter() - start:.0f} s")
+    print(format_summary(args.name, records))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cldiv", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -44,8 +119,59 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("names", nargs="*", help="chapters (default: all in tests/golden/parameters.json)")
     p.set_defaults(func=_golden)
 
+    p = sub.add_parser("synthetic", help="run (or load) the synthetic benchmark's cells for a budget")
+    p.add_argument("--budget", default="cpu", help="paper, cpu or smoke (default: cpu)")
+    p.add_argument("--processes", nargs="*", help="generative processes (default: all five)")
+    p.add_argument("--seeds", type=int, help="runs per cell (default: the budget's)")
+    p.add_argument("--columns", nargs="*", help="holds violated adapted inverse inverse_holds (default: all)")
+    p.add_argument("--set", nargs=2, action="append", default=[], metavar=("FIELD", "VALUE"),
+                   help="override a SyntheticConfig field for every run; repeatable")
+    p.add_argument("--workers", type=int, default=1, help="parallel processes (default: 1)")
+    p.add_argument("--batched", action="store_true",
+                   help="train runs of equal shapes as one batched model (the GPU path)")
+    p.set_defaults(func=_synthetic)
+
+    p = sub.add_parser("bench", help="time one training step against a straightforward loop")
+    p.add_argument("target", choices=["synthetic"])
+    p.add_argument("--batch", type=int, default=2000)
+    p.add_argument("--iterations", type=int, default=50)
+    p.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    p.add_argument("--no-memory", action="store_true", help="skip the peak-memory child runs")
+    p.add_argument("--threads", type=int, default=0, help="torch CPU threads (default: torch's choice)")
+    p.set_defaults(func=_bench)
+
+    p = sub.add_parser("sweep", help="run (or load) a named sweep of Section 4 into the result store")
+    p.add_argument("name", help="constraint_ratio or progressive_violation")
+    p.add_argument("--budget", default="cpu", help="paper, cpu or smoke (default: cpu)")
+    p.add_argument("--executor", default="local", help="local (process pool) or ray (default: local)")
+    p.add_argument("--address", help="Ray cluster address (default: $RAY_ADDRESS, else a local instance)")
+    p.add_argument("--workers", type=int, help="local processes (default: one per CPU core)")
+    p.add_argument("--gpus-per-task", type=float, default=0.0, help="GPUs per Ray task (default: 0)")
+    p.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+                   help="a sweep axis (processes, encoders, rhos, d_fixed, seeds) or a SyntheticConfig "
+                        "field for every run; repeatable")
+    p.set_defaults(func=_sweep)
+
     p = sub.add_parser("list", help="list chapters and their parameters")
     p.set_defaults(func=_list)
+
+    from cldiv.augment import REGIMES
+    from cldiv.image_encoders import IMAGE_ENCODERS
+    from cldiv.images import DATASETS
+    from cldiv.simclr import BUDGETS
+
+    p = sub.add_parser("simclr", help="run the SimCLR image experiment (Figure 3) into the result store")
+    p.add_argument("--budget", default="cpu", choices=sorted(BUDGETS), help="named budget (default: cpu)")
+    p.add_argument("--dataset", default="shapes", choices=DATASETS, help="image data set (default: shapes)")
+    p.add_argument("--encoders", nargs="+", default=list(IMAGE_ENCODERS), choices=IMAGE_ENCODERS)
+    p.add_argument("--regimes", nargs="+", default=list(REGIMES), choices=REGIMES)
+    p.add_argument("--seeds", nargs="+", type=int, default=[0])
+    p.add_argument("--epochs", type=int, help="override the budget's SimCLR epochs")
+    p.add_argument("--n-train", type=int, help="override the budget's number of training images")
+    p.add_argument("--data-root", default="~/.cache/cldiv/data", help="where CIFAR-10 is (or goes)")
+    p.add_argument("--download", action="store_true", help="download CIFAR-10 if it is missing")
+    p.add_argument("--threads", type=int, default=0, help="torch CPU threads (default: torch's choice)")
+    p.set_defaults(func=_simclr)
     return parser
 
 

@@ -10,6 +10,8 @@ its seed; none touches the global random state.
   coordinates u are kept, v moves on the sub-sphere K(z) of radius r = sqrt(1 - |u|^2).
 - ``uniform_on_fibre``: uniform points on K(z), the negatives of the support-corrected
   loss (Section 4.3, Eq. 7).
+- ``grouped_uniform_sphere``: uniform points in groups that share u (one K(z) per group),
+  for the cheap estimator of the support-corrected loss (``SyntheticConfig.anchor_groups``).
 - ``mean_resultant_length`` and ``log_vmf_normaliser``: the closed forms A_k and log C_k.
 """
 
@@ -168,6 +170,40 @@ def uniform_on_fibre(
     directions = uniform_sphere(n * m, l, generator, dtype=z.dtype, device=z.device)
     v_new = r[:, None, :] * directions.view(n, m, l)
     return torch.cat([u[:, None, :].expand(n, m, u.shape[1]), v_new], dim=2)
+
+
+def grouped_uniform_sphere(
+    n: int,
+    k: int,
+    d_fixed: int,
+    groups: int,
+    generator: torch.Generator | None = None,
+    *,
+    dtype: torch.dtype = torch.float32,
+    device: torch.device | str | None = None,
+) -> tuple[Tensor, Tensor]:
+    """n uniform points on S^{k-1} in ``groups`` groups of n/groups consecutive rows that share u.
+
+    Each group draws one point c_g uniform on the sphere and keeps its u = c_g[:d_fixed]; each
+    member keeps that u and takes v = r * (uniform on S^{l-1}), r = sqrt(1 - |u|^2). Under the
+    uniform law v given u is uniform on the sub-sphere K(z) of radius r (rotations of the v
+    coordinates fix u and move K(z) transitively), so every row is marginally uniform on
+    S^{k-1}; only rows of one group are dependent (they share u). Returns
+    (z (n, k), centres (groups, k)), centres[g] a point of group g's K(z).
+    """
+    if groups < 1 or n % groups:
+        raise ValueError(f"groups must be a positive divisor of n = {n}; got {groups}")
+    centres = uniform_sphere(groups, k, generator, dtype=torch.float64, device=device)
+    u, _, r = _split(centres, d_fixed)
+    l = k - d_fixed
+    size = n // groups
+    if l == 0:
+        z = centres.repeat_interleave(size, dim=0)
+    else:
+        directions = uniform_sphere(n, l, generator, dtype=torch.float64, device=device).view(groups, size, l)
+        v = r[:, None, :] * directions
+        z = torch.cat([u[:, None, :].expand(groups, size, d_fixed), v], dim=2).reshape(n, k)
+    return z.to(dtype), centres.to(dtype)
 
 
 def mean_resultant_length(k: int, kappa: float | np.ndarray) -> float | np.ndarray:

@@ -29,13 +29,13 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 def git_commit() -> str:
-    """The commit of the cldiv checkout, with '+dirty' if it has uncommitted changes."""
+    """The commit of the cldiv checkout, with '+dirty' if cldiv/ differs from it in any way."""
     try:
         head = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, check=True
         ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no", "--", "cldiv"],
+            ["git", "status", "--porcelain", "--", "cldiv"],  # untracked modules count too
             cwd=REPO_ROOT, capture_output=True, text=True, check=True,
         ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):

@@ -1,0 +1,168 @@
+"""Timing one training step of the synthetic benchmark (``cldiv bench synthetic``).
+
+Compares cldiv's step (``cldiv.train.make_step``) with a plain PyTorch loop doing the same
+work -- the paper protocol: N anchors, N vMF positives, N fresh uniform negatives, the MLP
+encoder with per-batch BatchNorm statistics (three forward calls), InfoNCE, Adam -- in one
+process, in alternating blocks so that both see the same machine load. Reports seconds per
+iteration, their ratio, the step's achieved GFLOP/s (matmul FLOPs of forward and backward,
+counted analytically) against a large float32 matmul timed in the same run, and the peak
+resident memory of a short run of each cell group of the ``cpu`` budget (child processes).
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from cldiv.config import SyntheticConfig, budget_overrides
+from cldiv.encoders import MLP_HIDDEN
+from cldiv.losses import info_nce
+from cldiv.sphere import uniform_sphere, vmf
+from cldiv.train import make_step
+
+
+def straightforward_step(batch: int, seed: int = 0, tau: float = 0.3):
+    """The plain loop: nn.Sequential MLP called three times, cross-entropy, torch Adam."""
+    torch.manual_seed(seed)
+    widths = (3, *MLP_HIDDEN)
+    layers: list[nn.Module] = []
+    for a, b in zip(widths, widths[1:]):
+        layers += [nn.Linear(a, b), nn.BatchNorm1d(b), nn.ReLU()]
+    f = nn.Sequential(*layers, nn.Linear(widths[-1], 3))
+    optimizer = torch.optim.Adam(f.parameters(), lr=1e-3)
+    generator = torch.Generator().manual_seed(seed)
+
+    def step() -> torch.Tensor:
+        z = uniform_sphere(batch, 3, generator)
+        positive = vmf(z, 1 / tau, generator)
+        negatives = uniform_sphere(batch, 3, generator)
+        a, p, n = (F.normalize(f(x), dim=1) for x in (z, positive, negatives))
+        loss = info_nce(a, p, n, tau)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        return loss.detach()
+
+    return step
+
+
+def step_flops(batch: int, negatives: int | None = None) -> float:
+    """Matmul FLOPs of one step: MLP forward + backward on 3N rows, and the N x M logits."""
+    negatives = batch if negatives is None else negatives
+    widths = (3, *MLP_HIDDEN, 3)
+    rows = 3 * batch
+    forward = sum(2 * rows * a * b for a, b in zip(widths, widths[1:]))
+    backward_input = sum(2 * rows * a * b for a, b in list(zip(widths, widths[1:]))[1:])
+    logits = 2 * batch * negatives * 3
+    return forward * 2 + backward_input + 3 * logits
+
+
+def matmul_gflops(size: int = 2048) -> float:
+    """GFLOP/s of one large float32 matmul (size x size)."""
+    a, b = torch.randn(size, size), torch.randn(size, size)
+    a @ b
+    start = time.perf_counter()
+    a @ b
+    return 2 * size**3 / (time.perf_counter() - start) / 1e9
+
+
+def time_steps(steps: dict, iterations: int, warmup: int = 3, block: int = 5) -> dict[str, float]:
+    """Median seconds per iteration of each step, timed in alternating blocks."""
+    for step in steps.values():
+        for _ in range(warmup):
+            step()
+    times: dict[str, list[float]] = {name: [] for name in steps}
+    done = 0
+    while done < iterations:
+        n = min(block, iterations - done)
+        for name, step in steps.items():
+            start = time.perf_counter()
+            for _ in range(n):
+                step()
+            times[name].append((time.perf_counter() - start) / n)
+        done += n
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+def peak_memory_mib(budget: str = "cpu", iterations: int = 20) -> dict[str, float]:
+    """Peak resident memory (MiB) of a short run of each cell group of a budget (subprocess)."""
+    out = {}
+    cells = {
+        "holds": {"process": "patches"},
+        "adapted": {"process": "patches", "d_fixed": 1, "loss": "support_corrected"},
+        "inverse": {"process": "patches", "encoder": "inverse", "d_fixed": 1},
+    }
+    for group, fields in cells.items():
+        overrides = {**budget_overrides(budget, group),
+                     "iterations": iterations, **fields}
+        code = (
+            "import resource, json; from cldiv.config import SyntheticConfig; from cldiv.train import train; "
+            f"train(SyntheticConfig(**json.loads({json.dumps(json.dumps(overrides))}))); "
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+        )
+        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        out[group] = round(int(result.stdout.split()[-1]) / 1024, 1)
+    return out
+
+
+def run_benchmark(batch: int = 2000, iterations: int = 50, memory: bool = True, threads: int = 0) -> dict:
+    """Time cldiv's step and the straightforward loop; GFLOP/s vs the matmul peak; memory.
+
+    ``threads`` > 0 sets torch's CPU threads for the whole comparison (default: torch's choice).
+    """
+    if threads:
+        torch.set_num_threads(threads)
+    config = SyntheticConfig(batch_size=batch, n_negatives=batch, iterations=iterations)
+    _, ours = make_step(config, "cpu")
+    steps = {"cldiv": ours, "straightforward": straightforward_step(batch)}
+    peaks = []
+
+    def matmul_step():
+        peaks.append(matmul_gflops())
+
+    steps["matmul"] = matmul_step
+    seconds = time_steps(steps, iterations)
+    flops = step_flops(batch)
+    peak = statistics.median(peaks)
+    report = {
+        "seconds_per_iteration": seconds["cldiv"],
+        "straightforward_seconds_per_iteration": seconds["straightforward"],
+        "speedup": seconds["straightforward"] / seconds["cldiv"],
+        "step_gflop": flops / 1e9,
+        "cldiv_gflops": flops / seconds["cldiv"] / 1e9,
+        "straightforward_gflops": flops / seconds["straightforward"] / 1e9,
+        "matmul_gflops": peak,
+        "fraction_of_matmul_peak": flops / seconds["cldiv"] / 1e9 / peak,
+        "matmul_bound_seconds": flops / peak / 1e9,
+        "batch": batch,
+        "iterations": iterations,
+        "threads": torch.get_num_threads(),
+    }
+    if memory:
+        report["peak_memory_mib_cpu_budget"] = peak_memory_mib()
+    return report
+
+
+def format_report(report: dict) -> str:
+    lines = [
+        f"batch {report['batch']}, {report['iterations']} timed iterations, {report['threads']} threads",
+        f"cldiv step:           {report['seconds_per_iteration']:.4f} s/iteration "
+        f"({report['cldiv_gflops']:.1f} GFLOP/s)",
+        f"straightforward loop: {report['straightforward_seconds_per_iteration']:.4f} s/iteration "
+        f"({report['straightforward_gflops']:.1f} GFLOP/s)",
+        f"speedup: {report['speedup']:.2f}x",
+        f"large float32 matmul: {report['matmul_gflops']:.1f} GFLOP/s; the step's "
+        f"{report['step_gflop']:.2f} GFLOP bound it at {report['matmul_bound_seconds']:.4f} s; "
+        f"cldiv reaches {100 * report['fraction_of_matmul_peak']:.0f}% of that peak",
+    ]
+    if "peak_memory_mib_cpu_budget" in report:
+        lines.append(f"peak memory of cpu-budget runs (MiB): {report['peak_memory_mib_cpu_budget']}")
+    return "\n".join(lines)

@@ -1,0 +1,166 @@
+import json
+import math
+
+import pytest
+import torch
+
+from cldiv.cli import main as cli_main
+from cldiv.config import SyntheticConfig, config_hash
+from cldiv.encoders import MLPEncoder
+from cldiv.store import REPO_ROOT, ResultStore
+from cldiv.sphere import grouped_uniform_sphere
+from cldiv.sweeps import (PAPER_10D_WIDTHS, markdown_summary, run_named_sweep, summary_rows,
+                          sweep_configs)
+from cldiv.train import build_model, contrastive_loss, make_step, sample_batch
+
+
+# --- the named grids are the paper's --------------------------------------------------------
+def test_constraint_ratio_paper_grid_is_eleven_rhos_nine_encoder_cells_five_seeds():
+    configs = sweep_configs("constraint_ratio", "paper")
+    assert len(configs) == 11 * 9 * 5
+    assert sorted({c.rho for c in configs}) == [round(0.1 * i, 1) for i in range(11)]
+    cells = {(c.process, c.encoder) for c in configs}
+    assert len(cells) == 9 and ("invertible_mlp", "inverse") not in cells
+    assert {c.seed for c in configs} == set(range(5))
+    for c in configs:
+        assert (c.d_fixed, c.loss, c.batch_size, c.n_negatives, c.iterations, c.lr, c.latent_dim) == (
+            1, "support_corrected", 2000, 2000, 5000, 1e-3, 3)
+        assert c.anchor_groups == 0  # the paper's per-anchor negatives
+
+
+def test_progressive_violation_paper_grid_is_two_maps_of_s9_to_r70_and_d_fixed_0_to_10():
+    configs = sweep_configs("progressive_violation", "paper")
+    assert len(configs) == 2 * 11 * 5
+    assert {c.process for c in configs} == {"injective_linear", "monomial"}
+    assert sorted({c.d_fixed for c in configs}) == list(range(11))
+    for c in configs:
+        assert (c.latent_dim, c.loss, c.encoder, c.hidden_widths) == (10, "infonce", "mlp", PAPER_10D_WIDTHS)
+    model = build_model(SyntheticConfig(process="monomial", latent_dim=10, hidden_widths=PAPER_10D_WIDTHS))
+    assert model.generator.output_dim == 70 and model.encoder.linears[0].in_features == 70
+    assert [l.out_features for l in model.encoder.linears] == list(PAPER_10D_WIDTHS)
+    assert model.encoder.head.out_features == 10
+
+
+def test_sweep_axes_and_overrides_replace_the_budget_defaults():
+    configs = sweep_configs("constraint_ratio", "smoke", processes=["spiral"], encoders=["inverse"],
+                            rhos=[0.3], seeds=3, iterations=7)
+    assert [(c.process, c.encoder, c.rho, c.seed, c.iterations) for c in configs] == [
+        ("spiral", "inverse", 0.3, s, 7) for s in range(3)]
+
+
+@pytest.mark.parametrize("call, parameter", [
+    (lambda: sweep_configs("constraint", "cpu"), "sweep"),
+    (lambda: sweep_configs("constraint_ratio", "gpu"), "budget"),
+    (lambda: sweep_configs("constraint_ratio", "smoke", processes=["circle"]), "processes"),
+    (lambda: sweep_configs("constraint_ratio", "smoke", processes="identity"), "processes"),
+    (lambda: sweep_configs("constraint_ratio", "smoke", encoders=["resnet"]), "encoders"),
+    (lambda: sweep_configs("constraint_ratio", "smoke", rhos=[1.5]), "rhos"),
+    (lambda: sweep_configs("constraint_ratio", "smoke", d_fixed=[1]), "d_fixed"),
+    (lambda: sweep_configs("constraint_ratio", "smoke", seeds=0), "seeds"),
+    (lambda: sweep_configs("progressive_violation", "smoke", d_fixed=[11]), "d_fixed"),
+    (lambda: sweep_configs("progressive_violation", "smoke", processes=["identity"]), "processes"),
+    (lambda: sweep_configs("progressive_violation", "smoke", rhos=[0.5]), "rhos"),
+    (lambda: sweep_configs("progressive_violation", "smoke", widths=[3]), "widths"),
+    (lambda: run_named_sweep("constraint_ratio", "smoke", "slurm"), "executor"),
+    (lambda: SyntheticConfig(d_fixed=1, loss="support_corrected", batch_size=10, anchor_groups=3), "anchor_groups"),
+    (lambda: SyntheticConfig(anchor_groups=2), "anchor_groups"),
+    (lambda: SyntheticConfig(hidden_widths=(8, 0)), "hidden_widths"),
+    (lambda: SyntheticConfig(process="identity", encoder="inverse", hidden_widths=(8,)), "hidden_widths"),
+])
+def test_bad_sweep_names_and_values_raise_value_error_naming_the_parameter(call, parameter):
+    with pytest.raises(ValueError, match=parameter):
+        call()
+
+
+# --- the new config fields keep old results valid ---------------------------------------------
+def test_new_fields_at_their_defaults_keep_the_hash_of_stored_results():
+    paths = sorted((REPO_ROOT / "results" / "synthetic").glob("*.json"))
+    old = [p for p in paths if not {"anchor_groups", "hidden_widths"} & set(json.loads(p.read_text())["config"])]
+    if not old:
+        pytest.skip("no result stored before the fields were added")
+    record = json.loads(old[0].read_text())
+    config = SyntheticConfig(**record["config"])
+    assert config_hash(config) == old[0].stem
+    assert config_hash(SyntheticConfig(hidden_widths=[])) == config_hash(SyntheticConfig())
+
+
+def test_hidden_widths_configure_the_mlp_and_default_to_the_paper_widths():
+    assert [l.out_features for l in build_model(SyntheticConfig()).encoder.linears] == [128, 256, 256, 256, 128]
+    config = SyntheticConfig(hidden_widths=[16, 8])  # a list (JSON, papermill) becomes a tuple
+    assert config.hidden_widths == (16, 8)
+    encoder = build_model(config).encoder
+    assert isinstance(encoder, MLPEncoder) and [l.out_features for l in encoder.linears] == [16, 8]
+
+
+# --- the grouped-anchor estimator -------------------------------------------------------------
+def test_grouped_anchors_share_u_within_a_group_and_are_marginally_uniform():
+    g = torch.Generator().manual_seed(0)
+    z, centres = grouped_uniform_sphere(40000, 3, 1, 10000, g, dtype=torch.float64)
+    groups = z.view(10000, 4, 3)
+    assert torch.allclose(groups[:, :, 0], centres[:, None, 0].expand(10000, 4))
+    assert torch.allclose(z.norm(dim=1), torch.ones(40000, dtype=torch.float64))
+    # uniform on S^2: E z = 0, E z z^T = I/3, and z_1 uniform on [-1, 1] (Archimedes)
+    assert z.mean(0).abs().max() < 0.02
+    assert (z.T @ z / len(z) - torch.eye(3, dtype=torch.float64) / 3).abs().max() < 0.02
+    assert abs(float((z[:, 0] < -0.5).double().mean()) - 0.25) < 0.01
+
+
+@pytest.mark.parametrize("rho", [1.0, 0.5])
+def test_grouped_estimator_has_the_expected_loss_of_per_anchor_negatives(rho):
+    """Monte-Carlo loss of a fixed map h = normalise(W z + b) under both samplers agrees (250 batches of 64)."""
+    base = dict(process="identity", encoder="inverse", d_fixed=1, loss="support_corrected", rho=rho,
+                batch_size=64, n_negatives=16, tau=0.3, seed=3)
+    means = {}
+    for groups in (0, 8):
+        config = SyntheticConfig(**base, anchor_groups=groups)
+        model = build_model(config).eval()
+        g = torch.Generator().manual_seed(11 + groups)
+        with torch.no_grad():
+            losses = torch.tensor([float(contrastive_loss(model, config, sample_batch(config, g, "cpu")))
+                                   for _ in range(250)], dtype=torch.float64)
+        means[groups] = (float(losses.mean()), float(losses.std()) / math.sqrt(len(losses)))
+    (m0, s0), (m4, s4) = means[0], means[8]
+    assert abs(m0 - m4) < 4 * math.hypot(s0, s4), means
+    assert s4 > 0 and abs(m0 - math.log(17)) > 10 * s0  # the map is not trivially constant
+
+
+@pytest.mark.parametrize("rho", [0.0, 0.5, 1.0])
+def test_grouped_training_step_encodes_2n_plus_g_times_fibre_plus_shared_points(rho):
+    config = SyntheticConfig(process="identity", d_fixed=1, loss="support_corrected", rho=rho, batch_size=8,
+                             n_negatives=6, anchor_groups=2, mlp_order="linear_relu_bn")
+    z, positive, (fibre, shared) = sample_batch(config, torch.Generator().manual_seed(0), "cpu")
+    on_fibre = round(rho * 6)
+    assert fibre.shape == (2, on_fibre, 3) and shared.shape == (6 - on_fibre, 3)
+    assert torch.allclose(fibre[:, :, 0], z.view(2, 4, 3)[:, :1, 0].expand(2, on_fibre))
+    model, step = make_step(config)
+    assert math.isfinite(float(step()))
+
+
+# --- running a named sweep --------------------------------------------------------------------
+def test_named_sweep_runs_into_the_store_and_the_cli_loads_it(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("CLDIV_RESULTS", str(tmp_path))
+    params = dict(processes=["identity"], encoders=["inverse"], rhos=[0.0, 1.0], seeds=1, iterations=5)
+    records = run_named_sweep("constraint_ratio", "smoke", workers=1, progress=False, **params)
+    assert len(records) == 2 and all(r["provenance"]["wall_time_s"] > 0 for r in records)
+    assert len(list((tmp_path / "synthetic").glob("*.json"))) == 2
+    rows = summary_rows("constraint_ratio", records)
+    assert list(rows) == [("identity", "inverse")] and sorted(rows[("identity", "inverse")]) == [0.0, 1.0]
+    assert "rho = 1" in markdown_summary("constraint_ratio", records)
+    cli_main(["sweep", "constraint_ratio", "--budget", "smoke", "-p", "processes", "['identity']",
+              "-p", "encoders", "['inverse']", "-p", "rhos", "[0.0, 1.0]", "-p", "seeds", "1",
+              "-p", "iterations", "5"])
+    assert "2 runs ready" in capsys.readouterr().out
+    assert len(list((tmp_path / "synthetic").glob("*.json"))) == 2  # loaded, not rerun
+
+
+def test_cli_sweep_rejects_a_bad_parameter_with_its_name():
+    with pytest.raises(SystemExit, match="rhos"):
+        cli_main(["sweep", "constraint_ratio", "--budget", "smoke", "-p", "rhos", "[2]"])
+
+
+def test_run_config_is_picklable_for_process_pools_and_ray_tasks():
+    import pickle
+
+    from cldiv.sweeps import run_config
+
+    assert pickle.loads(pickle.dumps(run_config)) is run_config
