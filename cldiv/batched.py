@@ -24,7 +24,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from cldiv.config import SyntheticConfig
-from cldiv.encoders import MLPEncoder, Recovery
+from cldiv.encoders import MLPEncoder
 from cldiv.losses import info_nce
 from cldiv.train import (
     _DATA_STREAM,

@@ -12,7 +12,6 @@ resident memory of a short run of each cell group of the ``cpu`` budget (child p
 from __future__ import annotations
 
 import json
-import resource
 import statistics
 import subprocess
 import sys

@@ -23,7 +23,7 @@ and both are also measured at initialisation, the baseline that training has to 
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 

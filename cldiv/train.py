@@ -18,11 +18,9 @@ between evaluations.
 
 from __future__ import annotations
 
-import math
 import time
 from typing import Any, Iterable
 
-import numpy as np
 import torch
 from tqdm import tqdm
 

@@ -7,13 +7,6 @@ from cldiv import augment as A
 from cldiv.images import shapes_dataset
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """These tests are small: one thread avoids oversubscribing a shared CPU (10-30x slower)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")

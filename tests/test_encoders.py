@@ -18,13 +18,6 @@ from cldiv.generators import make_generator
 from cldiv.sphere import uniform_sphere
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    """One thread: the tests run beside other jobs on 2 shared cores (no OpenMP oversubscription)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 from torch import nn
 
 class _ThirdCoordinate(nn.Module):

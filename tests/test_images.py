@@ -9,13 +9,6 @@ from cldiv.images import (
 )
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """These tests are small: one thread avoids oversubscribing a shared CPU (10-30x slower)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def test_generated_images_are_deterministic_for_a_seed():

@@ -13,13 +13,6 @@ from cldiv.simclr import PAPER_SIZES, SimCLRConfig, nt_xent, run_simclr, simclr_
 from cldiv.store import ResultStore
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """These tests are small: one thread avoids oversubscribing a shared CPU (10-30x slower)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.mark.parametrize("name", IMAGE_ENCODERS)

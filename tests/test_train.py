@@ -11,13 +11,6 @@ from cldiv.store import ResultStore
 from cldiv.tables import cell_config, column_of, markdown_table, published, summarise, table_configs
 from cldiv.train import contrastive_loss, build_model, run_all, sample_batch, train, _stream
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    """One thread: the tests run beside other jobs on 2 shared cores (no OpenMP oversubscription)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 SMOKE = dict(batch_size=32, n_negatives=32, iterations=12, eval_every=4, n_eval=128)
 
