@@ -7,7 +7,7 @@ import torch
 from cldiv.cli import main as cli_main
 from cldiv.config import SyntheticConfig, config_hash
 from cldiv.encoders import MLPEncoder
-from cldiv.store import REPO_ROOT, ResultStore
+from cldiv.store import REPO_ROOT
 from cldiv.sphere import grouped_uniform_sphere
 from cldiv.sweeps import (PAPER_10D_WIDTHS, markdown_summary, run_named_sweep, summary_rows,
                           sweep_configs)
