@@ -23,13 +23,13 @@ from torch import nn
 
 from cldiv.config import SyntheticConfig, budget_overrides
 from cldiv.encoders import MLP_HIDDEN
-from cldiv.losses import info_nce
 from cldiv.sphere import uniform_sphere, vmf
 from cldiv.train import make_step
 
 
 def straightforward_step(batch: int, seed: int = 0, tau: float = 0.3):
-    """The plain loop: nn.Sequential MLP called three times, cross-entropy, torch Adam."""
+    """The plain loop: nn.Sequential MLP called three times, cross-entropy over the
+    concatenated logits [a·p, a nᵀ] / tau, torch Adam."""
     torch.manual_seed(seed)
     widths = (3, *MLP_HIDDEN)
     layers: list[nn.Module] = []
@@ -38,13 +38,15 @@ def straightforward_step(batch: int, seed: int = 0, tau: float = 0.3):
     f = nn.Sequential(*layers, nn.Linear(widths[-1], 3))
     optimizer = torch.optim.Adam(f.parameters(), lr=1e-3)
     generator = torch.Generator().manual_seed(seed)
+    targets = torch.zeros(batch, dtype=torch.long)  # the positive is logit 0
 
     def step() -> torch.Tensor:
         z = uniform_sphere(batch, 3, generator)
         positive = vmf(z, 1 / tau, generator)
         negatives = uniform_sphere(batch, 3, generator)
         a, p, n = (F.normalize(f(x), dim=1) for x in (z, positive, negatives))
-        loss = info_nce(a, p, n, tau)
+        logits = torch.cat([(a * p).sum(dim=1, keepdim=True), a @ n.T], dim=1) / tau
+        loss = F.cross_entropy(logits, targets)
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()

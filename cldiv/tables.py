@@ -208,3 +208,24 @@ def markdown_table(
 def within(value: float, target: tuple[float, float] | None, tolerance: float) -> bool:
     """Whether value lies within ``tolerance`` of a published mean (False if no number)."""
     return target is not None and math.isfinite(value) and abs(value - target[0]) <= tolerance
+
+
+def shape_checks(mean_r2, processes: Iterable[str]) -> list[tuple[str, bool]]:
+    """The claims of Table 1's shape, as (claim, holds?) on the R^2 means ``mean_r2(column, process)``.
+
+    Per process: holds >= 0.98; violated below holds by more than 0.3 (and <= 0.3 for Identity
+    and Linear); adapted strictly between violated and holds; the inverse encoder under
+    violation >= 0.95 (Identity, Linear, Spiral) or >= 0.85 (Patches).
+    """
+    out = []
+    for p in processes:
+        holds, violated, adapted, inverse = (mean_r2(c, p) for c in TABLE1_COLUMNS)
+        out.append((f"{p}: holds R^2 >= 0.98", holds >= 0.98))
+        out.append((f"{p}: violated well below holds (by > 0.3)", holds - violated > 0.3))
+        if p in ("identity", "linear"):
+            out.append((f"{p}: violated R^2 <= 0.3", violated <= 0.3))
+        out.append((f"{p}: adapted between violated and holds", violated < adapted < holds))
+        if has_cell("inverse", p):
+            threshold = 0.95 if p in ("identity", "linear", "spiral") else 0.85
+            out.append((f"{p}: inverse encoder under violation >= {threshold}", inverse >= threshold))
+    return out

@@ -7,6 +7,7 @@ import math
 import pytest
 import torch
 
+from cldiv import losses
 from cldiv.losses import info_nce, support_corrected_info_nce
 
 
@@ -120,11 +121,24 @@ def test_gradient_flows_to_all_inputs():
     assert anchor.grad is not None and negatives.grad is not None and negatives.grad.abs().sum() > 0
 
 
-def test_info_nce_gradient_matches_finite_differences():
-    anchor, positive, negatives = unit((3, 3), 26), unit((3, 3), 27), unit((4, 3), 28)
-    assert torch.autograd.gradcheck(
-        lambda a: info_nce(a, positive, negatives, 0.5), (anchor.clone().requires_grad_(),)
-    )
+@pytest.mark.parametrize("block_elements", [4, 1 << 18])  # several row blocks, or one
+def test_info_nce_gradient_matches_finite_differences(monkeypatch, block_elements):
+    monkeypatch.setattr(losses, "_BLOCK_ELEMENTS", block_elements)
+    inputs = tuple(unit(shape, seed).requires_grad_() for shape, seed in [((5, 3), 26), ((5, 3), 27), ((4, 3), 28)])
+    assert torch.autograd.gradcheck(lambda a, p, n: info_nce(a, p, n, 0.5), inputs)
+
+
+def test_info_nce_equals_cross_entropy_over_concatenated_logits_with_its_gradients(monkeypatch):
+    """The blocked evaluation computes, in float32, what a cross-entropy over [a·p, a nᵀ]/tau does."""
+    monkeypatch.setattr(losses, "_BLOCK_ELEMENTS", 3 * 64)  # 3 anchors per block, last block short
+    ours = [unit(shape, seed, torch.float32).requires_grad_() for shape, seed in [((20, 3), 50), ((20, 3), 51), ((64, 3), 52)]]
+    plain = [t.detach().clone().requires_grad_() for t in ours]
+    info_nce(*ours, tau=0.1).backward()
+    a, p, n = plain
+    logits = torch.cat([(a * p).sum(1, keepdim=True), a @ n.T], dim=1) / 0.1
+    torch.nn.functional.cross_entropy(logits, torch.zeros(20, dtype=torch.long)).backward()
+    for mine, reference in zip(ours, plain):
+        torch.testing.assert_close(mine.grad, reference.grad, rtol=1e-5, atol=1e-6)
 
 
 # ---- validation --------------------------------------------------------------------------

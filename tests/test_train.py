@@ -8,7 +8,7 @@ import torch
 
 from cldiv.config import SYNTHETIC_BUDGETS, SyntheticConfig, budget_overrides
 from cldiv.store import ResultStore
-from cldiv.tables import cell_config, column_of, markdown_table, published, summarise, table_configs
+from cldiv.tables import cell_config, column_of, markdown_table, published, shape_checks, summarise, table_configs
 from cldiv.train import contrastive_loss, build_model, run_all, sample_batch, train, _stream
 
 
@@ -94,6 +94,16 @@ def test_published_numbers_and_column_lookup():
     assert published("ape_code", "adapted", "spiral") == (0.156, 0.002)
     for column in ("holds", "violated", "adapted", "inverse", "inverse_holds"):
         assert column_of(cell_config(column, "linear", budget="smoke")) == column
+
+
+def test_shape_checks_pass_the_published_table_except_its_known_failures_and_catch_a_bad_cell():
+    processes = ["identity", "invertible_mlp", "linear", "patches", "spiral"]
+    paper = dict(shape_checks(lambda c, p: (published("r2", c, p) or (float("nan"),))[0], processes))
+    assert len(paper) == 21
+    assert sorted(claim for claim, ok in paper.items() if not ok) == [
+        "spiral: adapted between violated and holds", "spiral: violated well below holds (by > 0.3)"]
+    worse = dict(shape_checks(lambda c, p: 0.5 if (c, p) == ("holds", "patches") else published("r2", c, p)[0], processes[3:4]))
+    assert not worse["patches: holds R^2 >= 0.98"] and not worse["patches: adapted between violated and holds"]
 
 
 def test_run_all_stores_results_and_summaries_aggregate_over_seeds(tmp_path):
