@@ -5,7 +5,8 @@ work -- the paper protocol: N anchors, N vMF positives, N fresh uniform negative
 encoder with per-batch BatchNorm statistics (three forward calls), InfoNCE, Adam -- in one
 process, in alternating blocks so that both see the same machine load. Reports seconds per
 iteration, their ratio, the step's achieved GFLOP/s (matmul FLOPs of forward and backward,
-counted analytically) against a large float32 matmul timed in the same run, and the peak
+counted analytically) against a large float32 matmul timed in the same run, the time of the
+MLP's matrix products alone (a floor for any step doing the same work), and the peak
 resident memory of a short run of each cell group of the ``cpu`` budget (child processes).
 """
 
@@ -66,6 +67,29 @@ def step_flops(batch: int, negatives: int | None = None) -> float:
     return forward * 2 + backward_input + 3 * logits
 
 
+def mlp_gemm_step(batch: int, seed: int = 0):
+    """Only the MLP's matrix products of one step, on random data of the step's shapes.
+
+    Forward X_l W_lᵀ for every layer, input gradients G_l W_l for every layer but the first,
+    weight gradients G_lᵀ X_l for every layer, on 3N rows: the work no implementation of the
+    same maths can skip. Its time is a floor for the step at this BLAS's speed.
+    """
+    generator = torch.Generator().manual_seed(seed)
+    widths = (3, *MLP_HIDDEN, 3)
+    rows = 3 * batch
+    layers = [(torch.randn(rows, a, generator=generator), torch.randn(b, a, generator=generator),
+               torch.randn(rows, b, generator=generator)) for a, b in zip(widths, widths[1:])]
+
+    def step() -> None:
+        for i, (x, w, g) in enumerate(layers):
+            x @ w.T
+            if i:
+                g @ w
+            g.T @ x
+
+    return step
+
+
 def matmul_gflops(size: int = 2048) -> float:
     """GFLOP/s of one large float32 matmul (size x size)."""
     a, b = torch.randn(size, size), torch.randn(size, size)
@@ -123,7 +147,7 @@ def run_benchmark(batch: int = 2000, iterations: int = 50, memory: bool = True, 
         torch.set_num_threads(threads)
     config = SyntheticConfig(batch_size=batch, n_negatives=batch, iterations=iterations)
     _, ours = make_step(config, "cpu")
-    steps = {"cldiv": ours, "straightforward": straightforward_step(batch)}
+    steps = {"cldiv": ours, "straightforward": straightforward_step(batch), "gemm": mlp_gemm_step(batch)}
     peaks = []
 
     def matmul_step():
@@ -143,6 +167,8 @@ def run_benchmark(batch: int = 2000, iterations: int = 50, memory: bool = True, 
         "matmul_gflops": peak,
         "fraction_of_matmul_peak": flops / seconds["cldiv"] / 1e9 / peak,
         "matmul_bound_seconds": flops / peak / 1e9,
+        "mlp_gemm_seconds": seconds["gemm"],
+        "speedup_ceiling": seconds["straightforward"] / seconds["gemm"],
         "batch": batch,
         "iterations": iterations,
         "threads": torch.get_num_threads(),
@@ -163,6 +189,8 @@ def format_report(report: dict) -> str:
         f"large float32 matmul: {report['matmul_gflops']:.1f} GFLOP/s; the step's "
         f"{report['step_gflop']:.2f} GFLOP bound it at {report['matmul_bound_seconds']:.4f} s; "
         f"cldiv reaches {100 * report['fraction_of_matmul_peak']:.0f}% of that peak",
+        f"the MLP's matrix products alone: {report['mlp_gemm_seconds']:.4f} s/iteration, so no step doing "
+        f"the same work beats the straightforward loop by more than {report['speedup_ceiling']:.2f}x here",
     ]
     if "peak_memory_mib_cpu_budget" in report:
         lines.append(f"peak memory of cpu-budget runs (MiB): {report['peak_memory_mib_cpu_budget']}")

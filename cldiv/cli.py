@@ -36,7 +36,8 @@ def _list(args: argparse.Namespace) -> None:
 
 
 def _synthetic(args: argparse.Namespace) -> None:
-    from cldiv.tables import COLUMNS, markdown_table, summarise, table_configs
+    from cldiv.generators import SYNTHETIC_PROCESSES
+    from cldiv.tables import COLUMNS, companion_configs, markdown_table, summarise, table_configs
     from cldiv.train import run_all
 
     overrides = {name: chapters.parse_value(value) for name, value in args.set}
@@ -50,6 +51,8 @@ def _synthetic(args: argparse.Namespace) -> None:
         records = run_batched(configs)
     else:
         records = run_all(configs, workers=args.workers)
+    if not (args.columns or args.seeds or args.set):  # the chapters' other runs of this budget
+        run_all(companion_configs(args.budget, args.processes or SYNTHETIC_PROCESSES), workers=args.workers)
     print(f"{len(records)} runs ready in {time.perf_counter() - start:.0f} s")
     summary = summarise(records)
     processes = sorted({c.process for c in configs})
@@ -119,7 +122,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("names", nargs="*", help="chapters (default: all in tests/golden/parameters.json)")
     p.set_defaults(func=_golden)
 
-    p = sub.add_parser("synthetic", help="run (or load) the synthetic benchmark's cells for a budget")
+    p = sub.add_parser("synthetic", help="run (or load) the synthetic benchmark's cells for a budget",
+                       description="Run (or load) Table 1's cells; without --columns, --seeds or --set, also "
+                       "the other runs the synthetic and errata chapters show (cldiv.tables.companion_configs).")
     p.add_argument("--budget", default="cpu", help="paper, cpu or smoke (default: cpu)")
     p.add_argument("--processes", nargs="*", help="generative processes (default: all five)")
     p.add_argument("--seeds", type=int, help="runs per cell (default: the budget's)")

@@ -142,6 +142,46 @@ def table_configs(
     ]
 
 
+# Differences between the paper and the authors' code that change training (errata chapter,
+# items 1-4): (label, column, process, overrides). The baseline is the same cell without them;
+# the cpu budget uses the code's block order, so that row's variant is the paper's order.
+ERRATA_VARIANTS = (
+    ("Adam lr 1e-4 (code)", "holds", "identity", {"lr": 1e-4}),
+    ("Adam lr 1e-4 (code)", "violated", "identity", {"lr": 1e-4}),
+    ("block order Linear-BN-ReLU (paper)", "holds", "spiral", {"mlp_order": "linear_bn_relu"}),
+    ("block order Linear-BN-ReLU (paper)", "holds", "invertible_mlp", {"mlp_order": "linear_bn_relu"}),
+    ("block order Linear-BN-ReLU (paper)", "violated", "identity", {"mlp_order": "linear_bn_relu"}),
+    ("Linear process: code's affine W", "violated", "linear", {"process_variant": "code"}),
+    ("Patches: code's definition", "holds", "patches", {"process_variant": "code"}),
+    ("Patches: code's definition", "violated", "patches", {"process_variant": "code"}),
+    ("Patches: code's definition", "inverse", "patches", {"process_variant": "code"}),
+)
+# The cells the cpu budget's batch size was chosen on (synthetic chapter).
+SMALL_BATCH_CELLS = (("holds", "patches"), ("violated", "linear"))
+
+
+def errata_pairs(budget: str = "cpu", seeds: int = 1) -> list[tuple[int, SyntheticConfig, SyntheticConfig]]:
+    """(index into ERRATA_VARIANTS, the book's config, the variant's config) per variant and seed."""
+    return [(i, cell_config(column, process, s, budget), cell_config(column, process, s, budget, **changes))
+            for i, (_, column, process, changes) in enumerate(ERRATA_VARIANTS) for s in range(seeds)]
+
+
+def quarter_batch(config: SyntheticConfig) -> SyntheticConfig:
+    """``config`` with a quarter of the batch and negatives and four times the iterations
+    (the same number of samples)."""
+    return with_overrides(config, batch_size=config.batch_size // 4, n_negatives=config.n_negatives // 4,
+                          iterations=4 * config.iterations, eval_every=4 * config.eval_every)
+
+
+def companion_configs(budget: str = "cpu", processes: Iterable[str] = SYNTHETIC_PROCESSES) -> list[SyntheticConfig]:
+    """The runs the chapters show besides Table 1's cells: the errata variants (seed 0) and the
+    quarter-batch reruns of SMALL_BATCH_CELLS (seed 0) for ``processes``."""
+    processes = set(processes)
+    variants = [v for _, _, v in errata_pairs(budget)]
+    small = [quarter_batch(cell_config(column, p, 0, budget)) for column, p in SMALL_BATCH_CELLS if p in processes]
+    return variants + small
+
+
 def column_of(config: dict | SyntheticConfig) -> str:
     """The column a config belongs to (inverse of COLUMNS)."""
     get = config.get if isinstance(config, dict) else lambda k: getattr(config, k)

@@ -6,9 +6,10 @@ import pytest
 import torch
 
 
-from cldiv.config import SYNTHETIC_BUDGETS, SyntheticConfig, budget_overrides
+from cldiv.config import SYNTHETIC_BUDGETS, SyntheticConfig, budget_overrides, with_overrides
 from cldiv.store import ResultStore
-from cldiv.tables import cell_config, column_of, markdown_table, published, shape_checks, summarise, table_configs
+from cldiv.tables import (ERRATA_VARIANTS, cell_config, column_of, companion_configs, errata_pairs, markdown_table,
+                          published, quarter_batch, shape_checks, summarise, table_configs)
 from cldiv.train import contrastive_loss, build_model, run_all, sample_batch, train, _stream
 
 
@@ -104,6 +105,18 @@ def test_shape_checks_pass_the_published_table_except_its_known_failures_and_cat
         "spiral: adapted between violated and holds", "spiral: violated well below holds (by > 0.3)"]
     worse = dict(shape_checks(lambda c, p: 0.5 if (c, p) == ("holds", "patches") else published("r2", c, p)[0], processes[3:4]))
     assert not worse["patches: holds R^2 >= 0.98"] and not worse["patches: adapted between violated and holds"]
+
+
+def test_companion_runs_differ_from_their_cell_only_as_stated():
+    for i, base, changed in errata_pairs("cpu"):
+        changes = ERRATA_VARIANTS[i][3]
+        assert with_overrides(base, **changes) == changed and base != changed
+    holds = cell_config("holds", "patches", 0, "cpu")
+    small = quarter_batch(holds)
+    assert small.batch_size * small.iterations == holds.batch_size * holds.iterations
+    assert with_overrides(small, batch_size=holds.batch_size, n_negatives=holds.n_negatives,
+                          iterations=holds.iterations, eval_every=holds.eval_every) == holds
+    assert len(companion_configs("cpu", ["identity"])) == len(ERRATA_VARIANTS)  # no small-batch cell of identity
 
 
 def test_run_all_stores_results_and_summaries_aggregate_over_seeds(tmp_path):
