@@ -166,8 +166,8 @@ SYNTHETIC_BUDGETS: dict[str, dict[str, Any]] = {
     # CPU cores. Reductions: batch and negatives 2000 -> 1024 (256 for the inverse encoders,
     # which have a few thousand parameters); iterations 5000 -> 2000 (holds) and 1000 (the
     # rest); adapted cells 16 anchors x 32 negatives each (paper 2000 x 2000), 400 iterations.
-    # Batch size matters more than iterations here: at batch 256 Patches "holds" stays near
-    # R^2 = 0.96 for 3000 iterations and Linear "violated" drifts from 1/3 only slowly. The MLP
+    # At batch 256 the Linear "violated" cell leaves its R^2 ~ 1/3 plateau only slowly; Patches
+    # "holds" ends near 0.97 at either batch (synthetic chapter, "Batch size against iterations"). The MLP
     # blocks use the authors' code's order Linear -> ReLU -> BatchNorm, which produced the
     # published numbers: with the paper's order the Spiral "holds" cell stalls at R^2 ~ 0.66
     # (errata chapter).
