@@ -212,7 +212,7 @@ def _seed_count(counts: set[int]) -> str:
 
 
 def describe_budget(cells: Iterable[tuple[str, list[dict]]]) -> str:
-    """The budgets behind a claim's cells, e.g. 'cpu: 1000 it × batch 256; 400 it × 16 anchors ×
+    """The budgets behind a claim's cells, e.g. 'cpu: 2000 it × batch 1024; 400 it × 16 anchors ×
     32 negatives, 5 seeds' (one part per named budget, distinct training shapes within it)."""
     shapes: dict[str, set[str]] = {}
     seeds: dict[str, set[int]] = {}
