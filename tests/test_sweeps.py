@@ -74,14 +74,16 @@ def test_bad_sweep_names_and_values_raise_value_error_naming_the_parameter(call,
 
 # --- the new config fields keep old results valid ---------------------------------------------
 def test_new_fields_at_their_defaults_keep_the_hash_of_stored_results():
-    paths = sorted((REPO_ROOT / "results" / "synthetic").glob("*.json"))
-    old = [p for p in paths if not {"anchor_groups", "hidden_widths"} & set(json.loads(p.read_text())["config"])]
-    if not old:
-        pytest.skip("no result stored before the fields were added")
-    record = json.loads(old[0].read_text())
-    config = SyntheticConfig(**record["config"])
-    assert config_hash(config) == old[0].stem
+    """A config written before anchor_groups and hidden_widths existed names the same file."""
+    added = {"anchor_groups": 0, "hidden_widths": []}
+    path = next(p for p in sorted((REPO_ROOT / "results" / "synthetic").glob("*.json"))
+                if all(json.loads(p.read_text())["config"].get(k, v) == v for k, v in added.items()))
+    config = json.loads(path.read_text())["config"]
+    before = {k: v for k, v in config.items() if k not in added}
+    assert config_hash(SyntheticConfig(**before)) == config_hash(SyntheticConfig(**config)) == path.stem
     assert config_hash(SyntheticConfig(hidden_widths=[])) == config_hash(SyntheticConfig())
+    assert config_hash(SyntheticConfig(anchor_groups=2, loss="support_corrected", d_fixed=1)) != config_hash(
+        SyntheticConfig(loss="support_corrected", d_fixed=1))
 
 
 def test_hidden_widths_configure_the_mlp_and_default_to_the_paper_widths():
