@@ -153,7 +153,8 @@ class SyntheticConfig:
 #
 # A budget is a named set of overrides: "common" applies to every cell; "holds", "violated",
 # "adapted" (support-corrected) and "inverse" (inverse encoders, holds or violated) apply on top
-# of it to their cells. "seeds" is the number of runs per cell (seeds 0 .. seeds-1).
+# of it to their cells. "seeds" is the number of runs per cell (seeds 0 .. seeds-1). "rerun_at"
+# (optional) names the budget at whose sizes the cells that miss Table 1's shape are rerun.
 BUDGET_GROUPS = ("common", "holds", "violated", "adapted", "inverse")
 SYNTHETIC_BUDGETS: dict[str, dict[str, Any]] = {
     # The paper's protocol (Section 3): batch 2000, 2000 fresh negatives, 5000 iterations,
@@ -178,6 +179,7 @@ SYNTHETIC_BUDGETS: dict[str, dict[str, Any]] = {
         "holds": {"iterations": 2000, "eval_every": 100},
         "adapted": {"batch_size": 16, "n_negatives": 32, "iterations": 400, "eval_every": 25},
         "inverse": {"batch_size": 256, "n_negatives": 256},
+        "rerun_at": "paper",
     },
     # Seconds, for tests and golden notebooks.
     "smoke": {
@@ -195,6 +197,13 @@ def budget_overrides(budget: str, group: str = "common") -> dict[str, Any]:
     check_choice("group", group, BUDGET_GROUPS)
     spec = SYNTHETIC_BUDGETS[budget]
     return {**spec["common"], **spec.get(group, {})}
+
+
+def budget_rerun_at(budget: str) -> str | None:
+    """The budget at whose sizes this budget's cells that miss Table 1's shape are rerun
+    (``cldiv.tables.RERUN_CELLS``), or None."""
+    check_choice("budget", budget, tuple(SYNTHETIC_BUDGETS))
+    return SYNTHETIC_BUDGETS[budget].get("rerun_at")
 
 
 def budget_seeds(budget: str) -> int:

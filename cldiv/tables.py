@@ -19,9 +19,11 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from cldiv.config import SyntheticConfig, budget_overrides, budget_seeds, check_choice, with_overrides
+from cldiv.config import (SyntheticConfig, budget_overrides, budget_rerun_at, budget_seeds, check_choice,
+                          with_overrides)
 from cldiv.encoders import INVERSE_ENCODERS
 from cldiv.generators import SYNTHETIC_PROCESSES
+from cldiv.train import scatter_latents
 
 COLUMNS: dict[str, dict[str, Any]] = {
     "holds": {"encoder": "mlp", "d_fixed": 0, "loss": "infonce"},
@@ -173,13 +175,53 @@ def quarter_batch(config: SyntheticConfig) -> SyntheticConfig:
                           iterations=4 * config.iterations, eval_every=4 * config.eval_every)
 
 
-def companion_configs(budget: str = "cpu", processes: Iterable[str] = SYNTHETIC_PROCESSES) -> list[SyntheticConfig]:
-    """The runs the chapters show besides Table 1's cells: the errata variants (seed 0) and the
-    quarter-batch reruns of SMALL_BATCH_CELLS (seed 0) for ``processes``."""
+# The cells whose cpu-budget means miss Table 1's shape (synthetic chapter), rerun at a larger
+# budget's sizes with every other field unchanged: (column, process, overrides). The last row
+# is the errata's "code's Patches definition" at those sizes.
+RERUN_CELLS = (
+    ("holds", "patches", {}),
+    ("inverse", "patches", {}),
+    ("inverse", "spiral", {}),
+    ("inverse", "patches", {"process_variant": "code"}),
+)
+SIZE_FIELDS = ("batch_size", "n_negatives", "iterations", "eval_every")
+# Seeds of the Spiral inverse-encoder cell (beyond the budget's) that measure how often it
+# settles on the mirrored control c = -z_3 (``mirrored_spiral``).
+SPIRAL_BASIN_SEEDS = 20
+
+
+def resized(config: SyntheticConfig, budget: str) -> SyntheticConfig:
+    """``config`` with the sizes (SIZE_FIELDS) that ``budget`` gives its column."""
+    sizes = budget_overrides(budget, _GROUP[column_of(config)])
+    return with_overrides(config, **{name: sizes[name] for name in SIZE_FIELDS if name in sizes})
+
+
+def rerun_pairs(budget: str, processes: Iterable[str], seeds: int, rerun_at: str,
+                **overrides) -> list[tuple[int, SyntheticConfig, SyntheticConfig]]:
+    """(index into RERUN_CELLS, the run under ``budget``, the same run at ``rerun_at``'s sizes)
+    for the RERUN_CELLS of ``processes``, seeds 0 .. seeds-1, ``overrides`` on every run."""
     processes = set(processes)
+    pairs = []
+    for i, (column, p, changes) in enumerate(RERUN_CELLS):
+        for s in range(seeds if p in processes else 0):
+            config = cell_config(column, p, s, budget, **{**overrides, **changes})
+            pairs.append((i, config, resized(config, rerun_at)))
+    return pairs
+
+
+def companion_configs(budget: str = "cpu", processes: Iterable[str] = SYNTHETIC_PROCESSES) -> list[SyntheticConfig]:
+    """The runs the chapters show besides Table 1's cells, for ``processes``: the errata variants
+    (seed 0), the quarter-batch reruns of SMALL_BATCH_CELLS (seed 0), the Spiral inverse encoder's
+    extra seeds (up to SPIRAL_BASIN_SEEDS) and, if the budget names a ``rerun_at`` budget, both
+    runs of every ``rerun_pairs`` pair for the budget's seeds. No config twice."""
+    processes = list(processes)
     variants = [v for _, _, v in errata_pairs(budget)]
     small = [quarter_batch(cell_config(column, p, 0, budget)) for column, p in SMALL_BATCH_CELLS if p in processes]
-    return variants + small
+    seeds, rerun_at = budget_seeds(budget), budget_rerun_at(budget)
+    basin = [cell_config("inverse", "spiral", s, budget)
+             for s in range(seeds, SPIRAL_BASIN_SEEDS) if "spiral" in processes]
+    reruns = [c for _, base, big in rerun_pairs(budget, processes, seeds, rerun_at) for c in (base, big)] if rerun_at else []
+    return list(dict.fromkeys(variants + small + basin + reruns))
 
 
 def column_of(config: dict | SyntheticConfig) -> str:
@@ -207,6 +249,23 @@ def summarise(records: Iterable[dict], metrics: Iterable[str] = ("r2",)) -> dict
             values = np.array([run[metric] for run in runs if metric in run], dtype=float)
             out[key][metric] = (float(values.mean()), float(values.std()), len(values)) if len(values) else None
     return out
+
+
+def mirrored_spiral(record: dict) -> bool:
+    """Whether a Spiral inverse-encoder run settled on the mirrored control c = -z_3.
+
+    The encoder predicts c (z_3 when it inverts g), rotates (x_1, x_2) by -n pi c and outputs
+    normalise(x_1', x_2', c). With c = -z_3 it doubles g's rotation by n pi z_3 instead of
+    undoing it: a twisted map that InfoNCE does not leave (a local optimum). Read off the
+    stored images of the scatter latents: h_3 decreases with z_3 (negative correlation).
+    """
+    config = record["config"]
+    if (config["process"], config["encoder"]) != ("spiral", "inverse"):
+        raise ValueError(f"mirrored_spiral needs a Spiral inverse-encoder run; got process={config['process']!r}, "
+                         f"encoder={config['encoder']!r}")
+    z = scatter_latents(config["latent_dim"]).numpy()
+    h = np.asarray(record["scatter_h"])
+    return bool(np.corrcoef(h[:, 2], z[:, 2])[0, 1] < 0)
 
 
 def fmt(value: tuple | None, digits: int = 2) -> str:

@@ -8,9 +8,10 @@ import torch
 
 from cldiv.config import SYNTHETIC_BUDGETS, SyntheticConfig, budget_overrides, with_overrides
 from cldiv.store import ResultStore
-from cldiv.tables import (ERRATA_VARIANTS, cell_config, column_of, companion_configs, errata_pairs, markdown_table,
-                          published, quarter_batch, shape_checks, summarise, table_configs)
-from cldiv.train import contrastive_loss, build_model, run_all, sample_batch, train, _stream
+from cldiv.tables import (ERRATA_VARIANTS, RERUN_CELLS, SPIRAL_BASIN_SEEDS, cell_config, column_of, companion_configs,
+                          errata_pairs, markdown_table, mirrored_spiral, published, quarter_batch, rerun_pairs,
+                          shape_checks, summarise, table_configs)
+from cldiv.train import contrastive_loss, build_model, run_all, sample_batch, scatter_latents, train, _stream
 
 
 SMOKE = dict(batch_size=32, n_negatives=32, iterations=12, eval_every=4, n_eval=128)
@@ -116,7 +117,32 @@ def test_companion_runs_differ_from_their_cell_only_as_stated():
     assert small.batch_size * small.iterations == holds.batch_size * holds.iterations
     assert with_overrides(small, batch_size=holds.batch_size, n_negatives=holds.n_negatives,
                           iterations=holds.iterations, eval_every=holds.eval_every) == holds
-    assert len(companion_configs("cpu", ["identity"])) == len(ERRATA_VARIANTS)  # no small-batch cell of identity
+    assert len(companion_configs("cpu", ["identity"])) == len(ERRATA_VARIANTS)  # no small-batch or rerun cell of identity
+
+
+def test_reruns_change_only_the_sizes_and_companions_hold_each_config_once():
+    pairs = rerun_pairs("cpu", ["patches", "spiral"], 2, "paper", lr=1e-4)
+    assert [i for i, _, _ in pairs] == [0, 0, 1, 1, 2, 2, 3, 3]
+    for i, base, big in pairs:
+        column, process, changes = RERUN_CELLS[i]
+        assert base == cell_config(column, process, base.seed, "cpu", lr=1e-4, **changes)
+        assert (big.batch_size, big.n_negatives, big.iterations, big.eval_every) == (2000, 2000, 5000, 250)
+        assert with_overrides(big, batch_size=base.batch_size, n_negatives=base.n_negatives,
+                              iterations=base.iterations, eval_every=base.eval_every) == base
+    companions = companion_configs("cpu")
+    assert len(companions) == len(set(companions))
+    assert {c.seed for c in companions if (c.process, c.encoder, c.batch_size) == ("spiral", "inverse", 256)
+            and c.d_fixed == 1} == set(range(SPIRAL_BASIN_SEEDS))
+    assert not any(c.batch_size == 2000 for c in companion_configs("smoke"))  # smoke names no rerun budget
+
+
+def test_mirrored_spiral_reads_the_sign_of_the_third_coordinate():
+    z = scatter_latents()
+    record = {"config": {"process": "spiral", "encoder": "inverse", "latent_dim": 3}, "scatter_h": z.tolist()}
+    assert not mirrored_spiral(record)
+    assert mirrored_spiral({**record, "scatter_h": (z * torch.tensor([1.0, 1.0, -1.0])).tolist()})
+    with pytest.raises(ValueError, match="Spiral inverse-encoder run"):
+        mirrored_spiral({**record, "config": {**record["config"], "encoder": "mlp"}})
 
 
 def test_run_all_stores_results_and_summaries_aggregate_over_seeds(tmp_path):
