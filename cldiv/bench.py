@@ -6,13 +6,16 @@ encoder with per-batch BatchNorm statistics (three forward calls), InfoNCE, Adam
 process, in alternating blocks so that both see the same machine load. Reports seconds per
 iteration, their ratio, the step's achieved GFLOP/s (matmul FLOPs of forward and backward,
 counted analytically) against a large float32 matmul timed in the same run, the time of the
-MLP's matrix products alone (a floor for any step doing the same work), and the peak
-resident memory of a short run of each cell group of the ``cpu`` budget (child processes).
+MLP's matrix products alone (a floor for any step doing the same work), the same comparison
+in a child process whose glibc keeps freed memory (``TUNED_MALLOC``: how much of the speedup is
+page faults of fresh allocations, which cldiv's step makes fewer of), and the peak resident
+memory of a short run of each cell group of the ``cpu`` budget (child processes).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -117,6 +120,24 @@ def time_steps(steps: dict, iterations: int, warmup: int = 3, block: int = 5) ->
     return {name: statistics.median(t) for name, t in times.items()}
 
 
+# glibc settings under which freed blocks of up to 32 MiB stay in the process for reuse, instead of
+# going back to the kernel and being page-faulted in again, zeroed, on the next step.
+TUNED_MALLOC = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20), "MALLOC_TRIM_THRESHOLD_": str(1 << 30)}
+
+
+def tuned_allocator_timing(batch: int, iterations: int, threads: int) -> dict[str, float]:
+    """Seconds per iteration of both steps, and their ratio, in a child process run with TUNED_MALLOC."""
+    code = (
+        "import json; from cldiv.bench import run_benchmark; "
+        f"r = run_benchmark({batch}, {iterations}, memory=False, threads={threads}, allocator=False); "
+        "print(json.dumps({k: r[k] for k in ('seconds_per_iteration', 'straightforward_seconds_per_iteration', "
+        "'speedup')}))"
+    )
+    env = {**os.environ, **TUNED_MALLOC}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    return json.loads(result.stdout.splitlines()[-1])
+
+
 def peak_memory_mib(budget: str = "cpu", iterations: int = 20) -> dict[str, float]:
     """Peak resident memory (MiB) of a short run of each cell group of a budget (subprocess)."""
     out = {}
@@ -138,8 +159,10 @@ def peak_memory_mib(budget: str = "cpu", iterations: int = 20) -> dict[str, floa
     return out
 
 
-def run_benchmark(batch: int = 2000, iterations: int = 50, memory: bool = True, threads: int = 0) -> dict:
-    """Time cldiv's step and the straightforward loop; GFLOP/s vs the matmul peak; memory.
+def run_benchmark(batch: int = 2000, iterations: int = 50, memory: bool = True, threads: int = 0,
+                  allocator: bool = True) -> dict:
+    """Time cldiv's step and the straightforward loop; GFLOP/s vs the matmul peak; memory;
+    with ``allocator``, both steps again under TUNED_MALLOC (child process).
 
     ``threads`` > 0 sets torch's CPU threads for the whole comparison (default: torch's choice).
     """
@@ -173,6 +196,8 @@ def run_benchmark(batch: int = 2000, iterations: int = 50, memory: bool = True, 
         "iterations": iterations,
         "threads": torch.get_num_threads(),
     }
+    if allocator:
+        report["tuned_allocator"] = tuned_allocator_timing(batch, iterations, report["threads"])
     if memory:
         report["peak_memory_mib_cpu_budget"] = peak_memory_mib()
     return report
@@ -192,6 +217,12 @@ def format_report(report: dict) -> str:
         f"the MLP's matrix products alone: {report['mlp_gemm_seconds']:.4f} s/iteration, so no step doing "
         f"the same work beats the straightforward loop by more than {report['speedup_ceiling']:.2f}x here",
     ]
+    if "tuned_allocator" in report:
+        tuned = report["tuned_allocator"]
+        lines.append(
+            f"with glibc keeping freed memory ({', '.join(TUNED_MALLOC)}): cldiv {tuned['seconds_per_iteration']:.4f}, "
+            f"straightforward {tuned['straightforward_seconds_per_iteration']:.4f} s/iteration, speedup "
+            f"{tuned['speedup']:.2f}x; the rest of the speedup above is page faults of fresh allocations")
     if "peak_memory_mib_cpu_budget" in report:
         lines.append(f"peak memory of cpu-budget runs (MiB): {report['peak_memory_mib_cpu_budget']}")
     return "\n".join(lines)

@@ -22,6 +22,8 @@ def test_bench_cli_reports_both_steps_their_ratio_and_the_gemm_floor():
     assert report["speedup"] == report["straightforward_seconds_per_iteration"] / report["seconds_per_iteration"]
     assert report["speedup_ceiling"] == report["straightforward_seconds_per_iteration"] / report["mlp_gemm_seconds"]
     assert report["step_gflop"] == step_flops(32) / 1e9
+    tuned = report["tuned_allocator"]  # the same comparison under TUNED_MALLOC, in a child process
+    assert tuned["speedup"] == tuned["straightforward_seconds_per_iteration"] / tuned["seconds_per_iteration"] > 0
 
 
 def test_straightforward_loop_trains_on_the_infonce_loss_and_is_seeded():
