@@ -139,7 +139,12 @@ def tuned_allocator_timing(batch: int, iterations: int, threads: int) -> dict[st
 
 
 def peak_memory_mib(budget: str = "cpu", iterations: int = 20) -> dict[str, float]:
-    """Peak resident memory (MiB) of a short run of each cell group of a budget (subprocess)."""
+    """Peak resident memory (MiB) of a short run of each cell group of a budget (subprocess).
+
+    Read from the child's VmHWM (Linux /proc/self/status), the peak of its own address space:
+    getrusage's ru_maxrss would also count the parent's resident memory at the fork, which
+    survives the exec.
+    """
     out = {}
     cells = {
         "holds": {"process": "patches"},
@@ -150,9 +155,9 @@ def peak_memory_mib(budget: str = "cpu", iterations: int = 20) -> dict[str, floa
         overrides = {**budget_overrides(budget, group),
                      "iterations": iterations, **fields}
         code = (
-            "import resource, json; from cldiv.config import SyntheticConfig; from cldiv.train import train; "
+            "import json; from cldiv.config import SyntheticConfig; from cldiv.train import train; "
             f"train(SyntheticConfig(**json.loads({json.dumps(json.dumps(overrides))}))); "
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+            "print(next(line.split()[1] for line in open('/proc/self/status') if line.startswith('VmHWM:')))"
         )
         result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
         out[group] = round(int(result.stdout.split()[-1]) / 1024, 1)

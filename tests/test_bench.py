@@ -8,7 +8,7 @@ import sys
 
 import torch
 
-from cldiv.bench import step_flops, straightforward_step
+from cldiv.bench import peak_memory_mib, step_flops, straightforward_step
 
 
 def test_bench_cli_reports_both_steps_their_ratio_and_the_gemm_floor():
@@ -32,3 +32,12 @@ def test_straightforward_loop_trains_on_the_infonce_loss_and_is_seeded():
     assert losses == [float(second()) for _ in range(3)]
     # Untrained embeddings: about log(1 + M) (every logit near 0 relative to the spread)
     assert abs(losses[0] - torch.log(torch.tensor(65.0)).item()) < 1.0
+
+
+def test_peak_memory_is_the_child_runs_own_not_the_parents_at_the_fork():
+    ballast = torch.ones(384 * 2**20)  # 1.5 GiB resident in this process
+    rss_mib = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmRSS:")) / 1024
+    peaks = peak_memory_mib("smoke", iterations=2)
+    assert set(peaks) == {"holds", "adapted", "inverse"}
+    assert all(0 < peak < rss_mib - 1024 for peak in peaks.values()), (peaks, rss_mib)
+    del ballast
