@@ -1,100 +1,121 @@
-"""Many synthetic-benchmark runs as one batched model (the GPU path of Table 1).
+"""Many synthetic-benchmark runs trained as one batched model (the GPU path of Table 1).
 
-A single MLP run at the paper's protocol is far too small to keep a GPU busy. ``train_batched``
-trains E runs that share their shapes (MLP encoder, InfoNCE, same batch, negatives, iterations,
-learning rate and block order; any processes, conditions and seeds) as one model: the E encoders'
-weights are stacked along a leading dimension and every Linear layer is one batched matmul
-(``torch.bmm``), BatchNorm statistics are taken per run and per batch (anchors, positives,
-negatives), and one Adam steps all of them -- Adam is elementwise, so this is E independent Adams.
+One run at the paper's protocol is far too small to keep a GPU busy. ``train_batched`` trains E
+runs of one *group* -- runs whose models have the same shapes -- together: the E encoders'
+weights are stacked along a leading dimension, every layer is one batched operation, and one
+Adam steps all of them (Adam is elementwise, so this is E independent Adams). Each run keeps its
+own generator g, its own initialisation and random streams (drawn exactly as ``cldiv.train``
+draws them) and is scored by the same ``final_metrics``, so its result has the format of
+``cldiv.train.train`` and equals it up to floating-point rounding.
 
-Each run keeps its own generator g, its own initialisation (drawn exactly as ``train`` draws it)
-and its own random streams, and is scored by the same ``final_metrics``; the results have the
-format of ``cldiv.train.train`` and equal its results up to floating-point rounding (the batched
-matmuls sum in a different order). Observations of different widths (Linear maps to R^7) are
-zero-padded; the padded input columns never receive a gradient.
+Which config fields are honoured, and how (every field of ``SyntheticConfig``):
+
+- per run: ``process``, ``process_variant``, ``d_fixed``, ``tau``, ``kappa``, ``seed``;
+- per group (``group_key``): ``encoder``, ``latent_dim``, ``mlp_order``, ``hidden_widths``,
+  ``batch_size``, ``n_negatives``, ``iterations``, ``eval_every``, ``n_eval``, ``lr``, and for the
+  inverse encoders the ``process`` (each process has its own architecture);
+- ``loss`` must be ``"infonce"`` (so ``rho`` and ``anchor_groups`` play no part): the
+  support-corrected loss encodes N x M negatives a step, which ``run_batched`` leaves to the
+  per-run trainer; ``train_batched`` rejects it with an error.
+
+The MLPs (``StackedMLP``) normalise each run's anchors, positives and negatives with their own
+BatchNorm statistics, as the per-run trainer does; observations of different widths (Linear maps
+to R^7) are zero-padded, and the padded input columns never receive a gradient. The inverse
+encoders have no BatchNorm and are stacked with ``torch.func`` (``StackedEncoders``).
 """
 
 from __future__ import annotations
 
+import copy
+import os
 import time
-from typing import Any
+from typing import Any, Callable, Iterable
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.func import functional_call, stack_module_state
 
 from cldiv.config import SyntheticConfig
-from cldiv.encoders import MLPEncoder
+from cldiv.encoders import MLP_HIDDEN, MLPEncoder
 from cldiv.losses import info_nce
 from cldiv.train import (
-    _DATA_STREAM,
-    _EVAL_STREAM,
-    _curve_point,
-    _stream,
+    DATA_STREAM,
     build_model,
-    embed,
-    final_metrics,
+    curve_point,
+    evaluation_latents,
+    random_stream,
     sample_batch,
-    scatter_latents,
+    training_result,
 )
-from cldiv.sphere import uniform_sphere
 
 Tensor = torch.Tensor
 
-#: Fields that must agree between the runs of one batched job.
-SHARED_FIELDS = ("encoder", "loss", "batch_size", "n_negatives", "iterations", "eval_every", "n_eval",
-                 "lr", "mlp_order", "latent_dim")
+#: Fields that must agree between the runs of one group.
+GROUP_FIELDS = ("encoder", "latent_dim", "mlp_order", "hidden_widths", "batch_size", "n_negatives",
+                "iterations", "eval_every", "n_eval", "lr")
+#: Share of the free device memory that ``plan_groups`` lets one group's training use.
+MEMORY_SHARE = 0.5
 
 
-def batch_key(config: SyntheticConfig) -> tuple:
-    """Runs with equal keys can be trained together by ``train_batched``."""
-    return tuple(getattr(config, name) for name in SHARED_FIELDS)
+def check_batchable(config: SyntheticConfig) -> None:
+    """Raise a clear error for a config the batched trainer cannot train."""
+    if config.loss != "infonce":
+        raise ValueError(f"the batched trainer supports loss='infonce' only; got loss={config.loss!r} "
+                         "(cldiv.batched.run_batched trains support-corrected runs one by one)")
+
+
+def group_key(config: SyntheticConfig) -> tuple:
+    """Runs with equal keys have models of equal shapes and are trained together."""
+    check_batchable(config)
+    architecture = config.process if config.encoder == "inverse" else None
+    return (*(getattr(config, name) for name in GROUP_FIELDS), architecture)
 
 
 class StackedMLP(nn.Module):
-    """E ``MLPEncoder``s evaluated together: x (E, R, d) -> (E, R, k) unit vectors."""
+    """E ``MLPEncoder``s of equal widths evaluated together: x (E, R, d) -> (E, R, k) unit vectors."""
 
     def __init__(self, encoders: list[MLPEncoder]) -> None:
         super().__init__()
         first = encoders[0]
         self.order, self.n_layers = first.order, len(first.linears)
         self.input_dim = max(e.input_dim for e in encoders)
-        weights = []
-        for i in range(self.n_layers):
-            w = [e.linears[i].weight.detach() for e in encoders]
-            if i == 0:  # zero-pad narrower inputs
-                w = [F.pad(wi, (0, self.input_dim - wi.shape[1])) for wi in w]
-            weights.append(nn.Parameter(torch.stack(w)))  # (E, out, in)
-        self.weights = nn.ParameterList(weights)
+
+        def stack(get, pad: bool = False) -> nn.Parameter:
+            tensors = [get(e).detach() for e in encoders]
+            if pad:  # zero-pad narrower inputs
+                tensors = [F.pad(t, (0, self.input_dim - t.shape[1])) for t in tensors]
+            return nn.Parameter(torch.stack(tensors))
+
+        self.weights = nn.ParameterList(
+            [stack(lambda e: e.linears[i].weight, pad=i == 0) for i in range(self.n_layers)])  # (E, out, in)
         self.biases = nn.ParameterList(
-            [nn.Parameter(torch.stack([e.linears[i].bias.detach() for e in encoders]))
-             for i in range(self.n_layers)] if self.order == "linear_relu_bn" else []
-        )
-        self.gammas = nn.ParameterList(
-            [nn.Parameter(torch.stack([e.norms[i].weight.detach() for e in encoders])) for i in range(self.n_layers)])
-        self.betas = nn.ParameterList(
-            [nn.Parameter(torch.stack([e.norms[i].bias.detach() for e in encoders])) for i in range(self.n_layers)])
+            [stack(lambda e: e.linears[i].bias) for i in range(self.n_layers)] if self.order == "linear_relu_bn" else [])
+        self.gammas = nn.ParameterList([stack(lambda e: e.norms[i].weight) for i in range(self.n_layers)])
+        self.betas = nn.ParameterList([stack(lambda e: e.norms[i].bias) for i in range(self.n_layers)])
         for i in range(self.n_layers):
             self.register_buffer(f"running_mean{i}", torch.stack([e.norms[i].running_mean for e in encoders]))
             self.register_buffer(f"running_var{i}", torch.stack([e.norms[i].running_var for e in encoders]))
-        self.head_weight = nn.Parameter(torch.stack([e.head.weight.detach() for e in encoders]))
-        self.head_bias = nn.Parameter(torch.stack([e.head.bias.detach() for e in encoders]))
+        self.head_weight = stack(lambda e: e.head.weight)
+        self.head_bias = stack(lambda e: e.head.bias)
         self.eps, self.momentum = first.norms[0].eps, first.norms[0].momentum
 
     def _norm(self, h: Tensor, i: int, segments: int) -> Tensor:
-        gamma, beta = self.gammas[i][:, None, None, :], self.betas[i][:, None, None, :]
+        """BatchNorm of layer i, per run; in training mode per segment, updating running
+        statistics segment after segment as ``segments`` consecutive BatchNorm1d calls do."""
         mean_buf, var_buf = getattr(self, f"running_mean{i}"), getattr(self, f"running_var{i}")
         if not self.training:
-            return (h - mean_buf[:, None]) * (var_buf[:, None] + self.eps).rsqrt() * self.gammas[i][:, None] \
-                + self.betas[i][:, None]
+            scale = (var_buf[:, None] + self.eps).rsqrt() * self.gammas[i][:, None]
+            return (h - mean_buf[:, None]) * scale + self.betas[i][:, None]
         e, rows, c = h.shape
         n = rows // segments
         hs = h.view(e, segments, n, c)
         var, mean = torch.var_mean(hs, dim=2, correction=0, keepdim=True)
         with torch.no_grad():
-            for s in range(segments):  # as `segments` consecutive BatchNorm1d calls
+            for s in range(segments):
                 mean_buf.lerp_(mean[:, s, 0], self.momentum)
                 var_buf.lerp_(var[:, s, 0] * (n / max(n - 1, 1)), self.momentum)
+        gamma, beta = self.gammas[i][:, None, None, :], self.betas[i][:, None, None, :]
         return ((hs - mean) * (var + self.eps).rsqrt() * gamma + beta).view(e, rows, c)
 
     def forward(self, x: Tensor, segments: int = 1) -> Tensor:
@@ -124,78 +145,153 @@ class StackedMLP(nn.Module):
         return template
 
 
-def train_batched(configs: list[SyntheticConfig], *, device: str = "cpu") -> list[dict[str, Any]]:
-    """Train several runs as one batched model; one result per config, as ``train`` returns.
+class StackedEncoders(nn.Module):
+    """E copies of one BatchNorm-free encoder (the inverse encoders), evaluated with
+    ``torch.func.vmap`` over their stacked parameters: x (E, R, d) -> (E, R, k)."""
 
-    All configs must share ``SHARED_FIELDS`` with encoder "mlp" and loss "infonce" with as
-    many negatives as anchors (the paper's protocol).
+    def __init__(self, encoders: list[nn.Module]) -> None:
+        super().__init__()
+        params, buffers = stack_module_state(encoders)
+        self.names = list(params)
+        self.stacked = nn.ParameterList([nn.Parameter(params[name]) for name in self.names])
+        self.buffer_names = list(buffers)
+        for j, name in enumerate(self.buffer_names):
+            self.register_buffer(f"buffer{j}", buffers[name])
+        self.base = [copy.deepcopy(encoders[0]).to("meta")]  # a list: not a submodule
+
+    def _state(self) -> tuple[dict, dict]:
+        params = dict(zip(self.names, self.stacked))
+        buffers = {name: getattr(self, f"buffer{j}") for j, name in enumerate(self.buffer_names)}
+        return params, buffers
+
+    def forward(self, x: Tensor, segments: int = 1) -> Tensor:
+        def one(params, buffers, xi):
+            return functional_call(self.base[0], (params, buffers), (xi,))
+
+        return torch.vmap(one)(*self._state(), x)
+
+    @torch.no_grad()
+    def unstack(self, index: int, template: nn.Module) -> nn.Module:
+        """Run ``index`` as a plain encoder (weights copied into ``template``)."""
+        params, buffers = self._state()
+        template.load_state_dict({name: t[index] for name, t in {**params, **buffers}.items()})
+        return template
+
+
+def stack_encoders(encoders: list[nn.Module]) -> nn.Module:
+    return StackedMLP(encoders) if isinstance(encoders[0], MLPEncoder) else StackedEncoders(encoders)
+
+
+class DeadlinePassed(Exception):
+    """A group's training was stopped at the wall-time limit; none of its runs is complete."""
+
+
+def batched_losses(stacked: nn.Module, models: list, configs: list[SyntheticConfig], batches: list) -> Tensor:
+    """Each run's InfoNCE loss (E,) on its batch (anchors, positives, negatives), as
+    ``cldiv.train.contrastive_loss`` computes it: BatchNorm statistics per run and per batch."""
+    width = max(model.generator.output_dim for model in models)
+
+    def observe(model, z):  # x = g(z), zero-padded to the widest observation
+        return F.pad(model.generator(z), (0, width - model.generator.output_dim))
+
+    with torch.no_grad():
+        pairs = torch.stack([observe(m, torch.cat(b[:2])) for m, b in zip(models, batches)])  # (E, 2N, d)
+        negatives = torch.stack([observe(m, b[2]) for m, b in zip(models, batches)])  # (E, M, d)
+    n = pairs.shape[1] // 2
+    if negatives.shape[1] == n:  # one call, three BatchNorm segments
+        h = stacked(torch.cat([pairs, negatives], dim=1), segments=3)
+        h_pairs, h_negatives = h[:, : 2 * n], h[:, 2 * n:]
+    else:
+        h_pairs, h_negatives = stacked(pairs, segments=2), stacked(negatives)
+    return torch.stack([info_nce(h_pairs[e, :n], h_pairs[e, n:], h_negatives[e], c.tau)
+                        for e, c in enumerate(configs)])
+
+
+def train_batched(configs: list[SyntheticConfig], *, device: str = "cpu", deadline: float | None = None,
+                  clock: Callable[[], float] = time.monotonic) -> list[dict[str, Any]]:
+    """Train the runs of one group as one batched model; one result per config, as ``train`` returns.
+
+    ``deadline`` (a value of ``clock``): checked before every step; once passed, training stops
+    and ``DeadlinePassed`` is raised, so that no incomplete run is ever returned.
     """
     if not configs:
         return []
-    keys = {batch_key(c) for c in configs}
-    if len(keys) != 1:
-        raise ValueError(f"configs must agree on {SHARED_FIELDS} to be batched; got {len(keys)} groups")
+    if len({group_key(c) for c in configs}) != 1:
+        raise ValueError(f"configs must agree on {GROUP_FIELDS} (and, for inverse encoders, the process) "
+                         "to be trained together; split them with cldiv.batched.plan_groups")
     first = configs[0]
-    if first.encoder != "mlp" or first.loss != "infonce" or first.batch_size != first.n_negatives:
-        raise ValueError("train_batched supports encoder='mlp', loss='infonce', batch_size == n_negatives")
     models = [build_model(c, device) for c in configs]
-    stacked = StackedMLP([m.encoder for m in models]).to(device).train()
-    optimizer = torch.optim.Adam(stacked.parameters(), lr=first.lr,
-                                 fused=device.startswith("cuda") or device == "cpu")
-    data = [_stream(c.seed, _DATA_STREAM, device) for c in configs]
-    evals = []
-    for c in configs:
-        stream = _stream(c.seed, _EVAL_STREAM, device)
-        evals.append((uniform_sphere(c.n_eval, c.latent_dim, stream, device=device),
-                      uniform_sphere(c.n_eval, c.latent_dim, stream, device=device)))
-    n, k, d = first.batch_size, first.latent_dim, stacked.input_dim
+    stacked = stack_encoders([m.encoder for m in models]).to(device).train()
+    optimizer = torch.optim.Adam(stacked.parameters(), lr=first.lr, fused=device.startswith("cuda") or device == "cpu")
+    data = [random_stream(c.seed, DATA_STREAM, device) for c in configs]
+    evals = [evaluation_latents(c, device) for c in configs]
     losses = torch.empty(first.iterations, len(configs), device=device)
     curves = [{"iteration": [], "loss": [], "r2": []} for _ in configs]
     start = time.perf_counter()
     for it in range(first.iterations):
-        with torch.no_grad():
-            x = torch.stack([F.pad(model.generator(torch.cat(sample_batch(c, gen, device))),
-                                   (0, d - model.generator.output_dim))
-                             for c, gen, model in zip(configs, data, models)])  # (E, 3N, d)
-        h = stacked(x, segments=3).view(len(configs), 3, n, k)
-        per_run = torch.stack([info_nce(h[e, 0], h[e, 1], h[e, 2], c.tau)
-                               for e, c in enumerate(configs)])
+        if deadline is not None and clock() > deadline:
+            raise DeadlinePassed(f"stopped at iteration {it} of {first.iterations}")
+        per_run = batched_losses(stacked, models, configs, [sample_batch(c, g, device) for c, g in zip(configs, data)])
         optimizer.zero_grad(set_to_none=True)
         per_run.sum().backward()  # the runs share no parameter: each gets its own gradient
         optimizer.step()
         losses[it] = per_run.detach()
         if (it + 1) % first.eval_every == 0 or it + 1 == first.iterations:
             stacked.eval()
-            for e, (c, model) in enumerate(zip(configs, models)):
+            for e, model in enumerate(models):
                 stacked.unstack(e, model.encoder)
                 curves[e]["iteration"].append(it + 1)
                 curves[e]["loss"].append(round(float(losses[it, e]), 5))
-                curves[e]["r2"].append(round(_curve_point(model, c, *evals[e]), 5))
+                curves[e]["r2"].append(round(curve_point(model, *evals[e]), 5))
             stacked.train()
-    seconds = time.perf_counter() - start
-    results = []
+    seconds = (time.perf_counter() - start) / len(configs)
     stacked.eval()
-    for e, (c, model) in enumerate(zip(configs, models)):
+    results = []
+    for e, (config, model) in enumerate(zip(configs, models)):
         stacked.unstack(e, model.encoder)
-        metrics = final_metrics(model, c, device)
-        metrics["train_loss_last"] = float(losses[-1, e])
-        scatter = embed(model, scatter_latents(c.latent_dim).to(device)).cpu()
-        results.append({
-            "metrics": metrics,
-            "curves": curves[e],
-            "scatter_h": [[round(v, 3) for v in row] for row in scatter.tolist()],
-            "timing": {"train_seconds": round(seconds / len(configs), 3),
-                       "seconds_per_iteration": round(seconds / len(configs) / c.iterations, 5),
-                       "batched_runs": len(configs)},
-        })
+        results.append(training_result(model, config, device, curves[e], float(losses[-1, e]), seconds,
+                                       batched_runs=len(configs)))
     return results
+
+
+def estimated_bytes(config: SyntheticConfig) -> int:
+    """A generous estimate of one run's training memory at ``config``'s sizes (float32).
+
+    Activations: each of the 2N + M rows keeps about four values per hidden unit (layer output,
+    activation, normalised output, gradient); the loss keeps about three N x M matrices
+    (logits, softmax weights, gradient). Parameters and Adam state are negligible next to them.
+    """
+    hidden = sum(config.hidden_widths or MLP_HIDDEN) if config.encoder == "mlp" else 64 + 32 + 32 + 16
+    rows = 2 * config.batch_size + config.n_negatives
+    return 4 * (4 * rows * (hidden + config.latent_dim) + 3 * config.batch_size * (config.n_negatives + 1))
+
+
+def free_memory_bytes(device: str) -> int:
+    """Memory the device has free now (CUDA: the card's; CPU: the machine's available RAM)."""
+    if device.startswith("cuda"):
+        return torch.cuda.mem_get_info(torch.device(device))[0]
+    return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+
+
+def plan_groups(configs: Iterable[SyntheticConfig], memory_bytes: int,
+                share: float = MEMORY_SHARE) -> list[list[SyntheticConfig]]:
+    """Split configs into groups of equal ``group_key``, each small enough that its estimated
+    memory (``estimated_bytes`` per run) stays within ``share`` of ``memory_bytes``."""
+    by_key: dict[tuple, list[SyntheticConfig]] = {}
+    for config in configs:
+        by_key.setdefault(group_key(config), []).append(config)
+    groups = []
+    for members in by_key.values():
+        size = max(1, int(share * memory_bytes // estimated_bytes(members[0])))
+        groups += [members[i: i + size] for i in range(0, len(members), size)]
+    return groups
 
 
 def run_batched(configs: list[SyntheticConfig], store=None, *, device: str | None = None) -> list[dict]:
     """Load or compute every config, training the missing ones in batched groups (GPU path).
 
-    Configs ``train_batched`` cannot batch (support-corrected loss, inverse encoders) run one
-    by one through ``cldiv.train.run_synthetic``.
+    Support-corrected runs, which the batched trainer does not take, run one by one through
+    ``cldiv.train.run_synthetic``.
     """
     from cldiv.store import ResultStore
     from cldiv.train import default_device, run_synthetic
@@ -203,16 +299,14 @@ def run_batched(configs: list[SyntheticConfig], store=None, *, device: str | Non
     store = store or ResultStore.default()
     device = device or default_device()
     pending = [c for c in configs if store.load(c) is None]
-    groups: dict[tuple, list[SyntheticConfig]] = {}
-    for c in pending:
-        if c.encoder == "mlp" and c.loss == "infonce" and c.batch_size == c.n_negatives:
-            groups.setdefault(batch_key(c), []).append(c)
-        else:
-            store.get_or_run(c, run_synthetic)
-    for group in groups.values():
+    for config in [c for c in pending if c.loss != "infonce"]:
+        store.get_or_run(config, run_synthetic)
+    batchable = [c for c in pending if c.loss == "infonce"]
+    for group in plan_groups(batchable, free_memory_bytes(device)):
+        store.check_writable(group[0])
         start = time.perf_counter()
         results = train_batched(group, device=device)
         wall = (time.perf_counter() - start) / len(group)
-        for c, result in zip(group, results):
-            store.save(c, result, wall_time_s=wall, device=device)
+        for config, result in zip(group, results):
+            store.save(config, result, wall_time_s=wall, device=device)
     return [store.load(c) for c in configs]

@@ -8,8 +8,6 @@ parameter names against that cell, and runs it with papermill.
 from __future__ import annotations
 
 import ast
-import json
-import os
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -21,7 +19,6 @@ import papermill
 from cldiv.store import REPO_ROOT
 
 NOTEBOOK_DIR = REPO_ROOT / "notebooks"
-GOLDEN_DIR = REPO_ROOT / "tests" / "golden"
 
 
 def chapter_names() -> list[str]:
@@ -84,49 +81,3 @@ def execute_chapter(
             progress_bar=progress,
         )
     return output
-
-
-def golden_parameters() -> dict[str, dict[str, Any]]:
-    """The small parameters each chapter's nbval golden copy is executed with."""
-    return json.loads((GOLDEN_DIR / "parameters.json").read_text())
-
-
-def write_golden(name: str) -> Path:
-    """Execute chapter ``name`` with its golden parameters into tests/golden/<name>.ipynb.
-
-    Runs against an empty temporary result store, so the golden copy is computed from
-    scratch (and nbval later checks that the computation is deterministic).
-    """
-    params = golden_parameters()
-    if name not in params:
-        raise ValueError(f"chapter {name!r} has no entry in {GOLDEN_DIR / 'parameters.json'}")
-    with tempfile.TemporaryDirectory() as store:
-        previous = os.environ.get("CLDIV_RESULTS")
-        os.environ["CLDIV_RESULTS"] = store
-        try:
-            path = execute_chapter(name, params[name], GOLDEN_DIR / f"{name}.ipynb", progress=False)
-        finally:
-            if previous is None:
-                del os.environ["CLDIV_RESULTS"]
-            else:
-                os.environ["CLDIV_RESULTS"] = previous
-    _strip_volatile_metadata(path)
-    return path
-
-
-def _strip_volatile_metadata(path: Path) -> None:
-    """Drop papermill's timings and the figures' pixels (nbval does not compare images), so
-    a golden copy stays small and regenerating it changes only real outputs."""
-    nb = nbformat.read(path, as_version=4)
-    nb.metadata.get("papermill", {}).pop("start_time", None)
-    nb.metadata.get("papermill", {}).pop("end_time", None)
-    nb.metadata.get("papermill", {}).pop("duration", None)
-    nb.metadata.get("papermill", {}).pop("input_path", None)
-    nb.metadata.get("papermill", {}).pop("output_path", None)
-    for cell in nb.cells:
-        cell.metadata.pop("papermill", None)
-        cell.metadata.pop("execution", None)
-        for output in cell.get("outputs", []):
-            for mime in ("image/png", "image/jpeg"):
-                output.get("data", {}).pop(mime, None)
-    nbformat.write(nb, path)

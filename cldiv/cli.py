@@ -1,10 +1,12 @@
 """The ``cldiv`` command: re-execute chapters, regenerate golden notebooks.
 
     cldiv chapter <name> [-p NAME VALUE ...] [-o OUT.ipynb]
-    cldiv golden [NAME ...]
+    cldiv golden [NAME ...] [--retrain]
     cldiv list
     cldiv synthetic [--budget cpu] [--processes ...] [--seeds N] [--columns ...] [--set FIELD VALUE ...]
                     [--workers N | --batched]
+    cldiv gpu-run [--budget paper] [--columns holds violated inverse] [--processes ...] [--seeds N]
+                  [--max-minutes M] [--device cuda]
     cldiv bench synthetic [--batch 2000] [--iterations 50] [--json]
     cldiv sweep <constraint_ratio|progressive_violation> [--budget cpu] [--executor local|ray]
                 [--address ADDR] [--workers N] [--gpus-per-task G] [-p NAME VALUE ...]
@@ -26,8 +28,15 @@ def _chapter(args: argparse.Namespace) -> None:
 
 
 def _golden(args: argparse.Namespace) -> None:
-    for name in args.names or sorted(chapters.golden_parameters()):
-        print(chapters.write_golden(name))
+    from cldiv import golden
+
+    if args.retrain:
+        if args.names:
+            raise ValueError("--retrain regenerates every golden notebook; give no chapter names with it")
+        golden.clear_golden_store()
+    golden.write_spread_runs()
+    for name in args.names or sorted(golden.golden_parameters()):
+        print(golden.write_golden(name))
 
 
 def _list(args: argparse.Namespace) -> None:
@@ -66,6 +75,16 @@ def _bench(args: argparse.Namespace) -> None:
 
     report = run_benchmark(args.batch, args.iterations, memory=not args.no_memory, threads=args.threads)
     print(json.dumps(report) if args.json else format_report(report))
+
+
+def _gpu_run(args: argparse.Namespace) -> None:
+    """Table 1's cells at a budget on the device at hand, stopping before --max-minutes."""
+    from cldiv.gpu_run import gpu_run
+
+    report = gpu_run(args.budget, args.columns, args.processes, args.seeds, max_minutes=args.max_minutes,
+                     device=args.device)
+    if report["unfinished"]:
+        print(f"{len(report['unfinished'])} runs not finished: call the same command again to resume")
 
 
 def _simclr(args: argparse.Namespace) -> None:
@@ -120,6 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("golden", help="regenerate the nbval golden notebooks in tests/golden/")
     p.add_argument("names", nargs="*", help="chapters (default: all in tests/golden/parameters.json)")
+    p.add_argument("--retrain", action="store_true",
+                   help="empty the golden result store (tests/golden/results) first, so every run is retrained")
     p.set_defaults(func=_golden)
 
     p = sub.add_parser("synthetic", help="run (or load) the synthetic benchmark's cells for a budget",
@@ -144,6 +165,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-memory", action="store_true", help="skip the peak-memory child runs")
     p.add_argument("--threads", type=int, default=0, help="torch CPU threads (default: torch's choice)")
     p.set_defaults(func=_bench)
+
+    p = sub.add_parser("gpu-run", help="Table 1 at the paper's protocol on a GPU, batched, within a time limit",
+                       description="Check the device and one training step against the CPU, then train the "
+                       "missing runs of the chosen cells in batched groups into the result store, stopping "
+                       "before --max-minutes with only complete results. Call again to resume.")
+    p.add_argument("--budget", default="paper", help="paper, cpu or smoke (default: paper)")
+    p.add_argument("--columns", nargs="+", default=["holds", "violated", "inverse"],
+                   help="InfoNCE columns of Table 1: holds violated inverse inverse_holds (default: the first three)")
+    p.add_argument("--processes", nargs="+", default=None, help="generative processes (default: all five)")
+    p.add_argument("--seeds", type=int, help="runs per cell (default: the budget's)")
+    p.add_argument("--max-minutes", type=float, help="stop before this much wall time (default: no limit)")
+    p.add_argument("--device", help="cuda, cuda:1 or cpu (default: cuda if available)")
+    p.set_defaults(func=_gpu_run)
 
     p = sub.add_parser("sweep", help="run (or load) a named sweep of Section 4 into the result store")
     p.add_argument("name", help="constraint_ratio or progressive_violation")

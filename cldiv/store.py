@@ -29,7 +29,13 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 def git_commit() -> str:
-    """The commit of the cldiv checkout, with '+dirty' if cldiv/ differs from it in any way."""
+    """The commit of the cldiv checkout, with '+dirty' if cldiv/ differs from it in any way.
+
+    ``$CLDIV_GIT_COMMIT``, if set, is taken instead: for a copy of the checkout without its
+    ``.git`` (a lent GPU machine gets the working tree only), set to the commit it was copied from.
+    """
+    if os.environ.get("CLDIV_GIT_COMMIT"):
+        return os.environ["CLDIV_GIT_COMMIT"]
     try:
         head = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, check=True
@@ -54,6 +60,7 @@ def provenance(wall_time_s: float, device: str) -> dict[str, Any]:
         "torch_version": torch.__version__,
         "python_version": platform.python_version(),
         "threads": torch.get_num_threads(),
+        "float32_matmul_precision": torch.get_float32_matmul_precision(),  # "highest": no TF32
         "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
 
@@ -81,15 +88,31 @@ def _jsonable(value: Any) -> Any:
 
 
 class ResultStore:
-    """Results under ``root/<kind>/<config hash>.json``."""
+    """Results under ``root/<kind>/<config hash>.json``.
 
-    def __init__(self, root: str | Path):
+    A ``read_only`` store only loads: asking it for a result it does not hold raises instead of
+    running the config. The golden notebooks run on such a store (``tests/golden/results``), so
+    that what they show never depends on the CPU that executes them.
+    """
+
+    def __init__(self, root: str | Path, *, read_only: bool = False):
         self.root = Path(root)
+        self.read_only = read_only
 
     @classmethod
     def default(cls) -> "ResultStore":
-        """The store in ``$CLDIV_RESULTS`` if set, else the repository's ``results/``."""
-        return cls(os.environ.get("CLDIV_RESULTS") or REPO_ROOT / "results")
+        """The store in ``$CLDIV_RESULTS`` if set, else the repository's ``results/``;
+        read-only if ``$CLDIV_RESULTS_READ_ONLY`` is 1."""
+        return cls(os.environ.get("CLDIV_RESULTS") or REPO_ROOT / "results",
+                   read_only=os.environ.get("CLDIV_RESULTS_READ_ONLY") == "1")
+
+    def check_writable(self, config: Config) -> None:
+        """Raise if ``config`` would have to be run into a read-only store."""
+        if self.read_only:
+            raise LookupError(
+                f"no result for {config} in the read-only store {self.root} (file {self.path(config).name}); "
+                "if the config changed on purpose, regenerate the golden notebooks and their store with "
+                "`cldiv golden`")
 
     def path(self, config: Config) -> Path:
         return self.root / config.kind / f"{config_hash(config)}.json"
@@ -118,6 +141,7 @@ class ResultStore:
         """Store ``result`` (a dict with at least 'metrics') for ``config``; returns the record."""
         if "metrics" not in result:
             raise ValueError("result must contain a 'metrics' entry")
+        self.check_writable(config)
         record = _jsonable({
             "kind": config.kind,
             "config_hash": config_hash(config),
@@ -139,6 +163,7 @@ class ResultStore:
             record = self.load(config)
             if record is not None:
                 return record
+        self.check_writable(config)
         start = time.perf_counter()
         result, device = run(config)
         return self.save(config, result, wall_time_s=time.perf_counter() - start, device=device)

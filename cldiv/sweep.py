@@ -21,7 +21,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from multiprocessing import get_context
 from typing import Any, Callable, Iterable
 
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from cldiv.config import Config, check_choice, with_overrides
 from cldiv.store import ResultStore
@@ -99,6 +99,8 @@ def run_sweep(
     check_choice("executor", executor, EXECUTORS)
     store = store or ResultStore.default()
     pending = [c for c in configs if store.load(c) is None]
+    for config in pending[:1]:
+        store.check_writable(config)
     with tqdm(total=len(configs), initial=len(configs) - len(pending), disable=not progress,
               desc="sweep", unit="run") as bar:
         if pending and executor == "local":

@@ -34,7 +34,7 @@ from cldiv.sphere import grouped_uniform_sphere, restricted_vmf, uniform_on_fibr
 Tensor = torch.Tensor
 
 # Offsets that give the random streams of one seed distinct generators.
-_DATA_STREAM, _EVAL_STREAM, _TEST_STREAM = 1, 2, 3
+DATA_STREAM, EVAL_STREAM, TEST_STREAM = 1, 2, 3
 # Latents whose images h(z) every result keeps (rounded), for the chapter's scatter plots.
 SCATTER_POINTS, _SCATTER_SEED = 400, 12345
 # Negatives at which the final InfoNCE loss is also reported (published "holds": 4000).
@@ -45,7 +45,8 @@ def default_device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def _stream(seed: int, offset: int, device: str) -> torch.Generator:
+def random_stream(seed: int, offset: int, device: str) -> torch.Generator:
+    """The generator of one of a seed's random streams (DATA_STREAM, EVAL_STREAM, TEST_STREAM)."""
     return torch.Generator(device=device).manual_seed(seed * 10 + offset)
 
 
@@ -171,7 +172,7 @@ def final_metrics(model: Recovery, config: SyntheticConfig, device: str) -> dict
     final_loss: the training objective on a fresh batch; for InfoNCE also loss_m<M> with M
     negatives and 2000 anchors for M in LOSS_NEGATIVES.
     """
-    generator = _stream(config.seed, _TEST_STREAM, device)
+    generator = random_stream(config.seed, TEST_STREAM, device)
     k = config.latent_dim
     z_fit = uniform_sphere(config.n_eval, k, generator, device=device)
     z_test = uniform_sphere(config.n_eval, k, generator, device=device)
@@ -198,9 +199,34 @@ def scatter_latents(latent_dim: int = 3) -> Tensor:
     return uniform_sphere(SCATTER_POINTS, latent_dim, torch.Generator().manual_seed(_SCATTER_SEED))
 
 
-def _curve_point(model, config, z_fit, z_test) -> float:
+def evaluation_latents(config: SyntheticConfig, device: str) -> tuple[Tensor, Tensor]:
+    """The fixed latents (fit, test), each (n_eval, k), of the held-out R^2 training curve."""
+    stream = random_stream(config.seed, EVAL_STREAM, device)
+    return tuple(uniform_sphere(config.n_eval, config.latent_dim, stream, device=device) for _ in range(2))
+
+
+def curve_point(model: Recovery, z_fit: Tensor, z_test: Tensor) -> float:
+    """Held-out R^2 of h: affine map fitted on h(z_fit), scored on h(z_test)."""
     h_fit, h_test = embed(model, z_fit).cpu(), embed(model, z_test).cpu()
     return affine_r2(h_fit, z_fit.cpu(), test_features=h_test, test_latents=z_test.cpu())
+
+
+def training_result(model: Recovery, config: SyntheticConfig, device: str, curve: dict, last_loss: float,
+                    train_seconds: float, **timing: Any) -> dict[str, Any]:
+    """What a run stores: final metrics, the training curve, h of the scatter latents, timing."""
+    metrics = final_metrics(model, config, device)
+    metrics["train_loss_last"] = last_loss
+    scatter = embed(model, scatter_latents(config.latent_dim).to(device)).cpu()
+    return {
+        "metrics": metrics,
+        "curves": curve,
+        "scatter_h": [[round(v, 3) for v in row] for row in scatter.tolist()],
+        "timing": {
+            "train_seconds": round(train_seconds, 3),
+            "seconds_per_iteration": round(train_seconds / config.iterations, 5),
+            **timing,
+        },
+    }
 
 
 def make_step(config: SyntheticConfig, device: str = "cpu"):
@@ -212,7 +238,7 @@ def make_step(config: SyntheticConfig, device: str = "cpu"):
     model.train()
     fused = device.startswith("cuda") or device == "cpu"
     optimizer = torch.optim.Adam(model.encoder.parameters(), lr=config.lr, fused=fused)
-    data = _stream(config.seed, _DATA_STREAM, device)
+    data = random_stream(config.seed, DATA_STREAM, device)
 
     def step() -> Tensor:
         loss = contrastive_loss(model, config, sample_batch(config, data, device))
@@ -238,9 +264,7 @@ def train(
     """
     device = device or default_device()
     model, step = make_step(config, device)
-    eval_stream = _stream(config.seed, _EVAL_STREAM, device)
-    z_eval_fit = uniform_sphere(config.n_eval, config.latent_dim, eval_stream, device=device)
-    z_eval_test = uniform_sphere(config.n_eval, config.latent_dim, eval_stream, device=device)
+    z_eval_fit, z_eval_test = evaluation_latents(config, device)
 
     losses = torch.empty(config.iterations, device=device)
     curve: dict[str, list] = {"iteration": [], "loss": [], "r2": []}
@@ -251,21 +275,9 @@ def train(
         if (it + 1) % config.eval_every == 0 or it + 1 == config.iterations:
             curve["iteration"].append(it + 1)
             curve["loss"].append(round(float(losses[it]), 5))
-            curve["r2"].append(round(_curve_point(model, config, z_eval_fit, z_eval_test), 5))
+            curve["r2"].append(round(curve_point(model, z_eval_fit, z_eval_test), 5))
             bar.set_postfix(loss=curve["loss"][-1], r2=curve["r2"][-1])
-    train_seconds = time.perf_counter() - start
-    metrics = final_metrics(model, config, device)
-    metrics["train_loss_last"] = float(losses[-1])
-    scatter = embed(model, scatter_latents(config.latent_dim).to(device)).cpu()
-    result = {
-        "metrics": metrics,
-        "curves": curve,
-        "scatter_h": [[round(v, 3) for v in row] for row in scatter.tolist()],
-        "timing": {
-            "train_seconds": round(train_seconds, 3),
-            "seconds_per_iteration": round(train_seconds / config.iterations, 5),
-        },
-    }
+    result = training_result(model, config, device, curve, float(losses[-1]), time.perf_counter() - start)
     if return_model:
         result["model"] = model
     return result

@@ -1,14 +1,19 @@
-"""Test-wide settings: notebooks under test never read or write the committed results."""
+"""Test-wide settings: notebooks under test read the golden result store and never write."""
 
 import os
-import tempfile
 
 import pytest
 import torch
 
-# Set before any kernel starts, so nbval's kernels inherit it: golden notebooks compute
-# their (small) results from scratch in a throw-away store.
-os.environ["CLDIV_RESULTS"] = tempfile.mkdtemp(prefix="cldiv-test-results-")
+from cldiv.golden import GOLDEN_STORE
+
+# Set before any kernel starts, so nbval's kernels inherit it: golden notebooks load the
+# smoke-budget results stored in tests/golden/results (trained once, by `cldiv golden`) instead
+# of training, so what they print does not depend on this machine's CPU, kernels or thread
+# count. Read-only: a result missing there is an error, not a silent retrain. Unit tests that
+# store results use their own temporary store.
+os.environ["CLDIV_RESULTS"] = str(GOLDEN_STORE)
+os.environ["CLDIV_RESULTS_READ_ONLY"] = "1"
 
 
 @pytest.fixture(autouse=True, scope="session")

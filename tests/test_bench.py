@@ -6,11 +6,13 @@ import json
 import subprocess
 import sys
 
+import pytest
 import torch
 
 from cldiv.bench import peak_memory_mib, step_flops, straightforward_step
 
 
+@pytest.mark.slow
 def test_bench_cli_reports_both_steps_their_ratio_and_the_gemm_floor():
     result = subprocess.run(
         [sys.executable, "benchmarks/bench_synthetic.py", "--batch", "32", "--iterations", "2", "--json",
@@ -34,6 +36,7 @@ def test_straightforward_loop_trains_on_the_infonce_loss_and_is_seeded():
     assert abs(losses[0] - torch.log(torch.tensor(65.0)).item()) < 1.0
 
 
+@pytest.mark.slow
 def test_peak_memory_is_the_child_runs_own_not_the_parents_at_the_fork():
     ballast = torch.ones(384 * 2**20)  # 1.5 GiB resident in this process
     rss_mib = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmRSS:")) / 1024

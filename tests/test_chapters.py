@@ -7,9 +7,10 @@ import nbformat
 import pytest
 
 from cldiv import chapters
+from cldiv import golden as goldens
 from cldiv.cli import main
 
-GOLDEN = sorted(chapters.GOLDEN_DIR.glob("*.ipynb"))
+GOLDEN = sorted(goldens.GOLDEN_DIR.glob("*.ipynb"))
 
 
 def code_cells(nb):
@@ -17,7 +18,7 @@ def code_cells(nb):
 
 
 def test_every_chapter_has_a_golden_copy_and_golden_parameters():
-    assert sorted(chapters.golden_parameters()) == chapters.chapter_names()
+    assert sorted(goldens.golden_parameters()) == chapters.chapter_names()
     assert [p.stem for p in GOLDEN] == chapters.chapter_names()
 
 
@@ -34,7 +35,7 @@ def test_golden_notebook_was_run_with_its_golden_parameters(golden):
     assert len(injected) == 1
     namespace = {}
     exec(injected[0].source, {}, namespace)
-    assert namespace == chapters.golden_parameters()[golden.stem]
+    assert namespace == goldens.golden_parameters()[golden.stem]
 
 
 def test_every_chapter_has_a_parameters_cell_of_plain_values():

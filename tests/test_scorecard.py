@@ -88,6 +88,7 @@ def test_cell_agreement_uses_the_larger_of_tolerance_and_two_standard_deviations
 def test_table1_verdict_and_budget_follow_the_result_files(tmp_path, monkeypatch):
     """The scorecard reads ResultStore.default() ($CLDIV_RESULTS) and changes with its files."""
     monkeypatch.setenv("CLDIV_RESULTS", str(tmp_path))
+    monkeypatch.delenv("CLDIV_RESULTS_READ_ONLY")
     assert row(sc.scorecard(notebook_dir=tmp_path), "Table 1").verdict == "not yet run"
 
     write_table1_runs(tmp_path, agree=True)

@@ -129,6 +129,7 @@ def test_run_simclr_reports_accuracy_latent_r2_and_curves_and_is_deterministic()
 
 def test_cli_runs_a_budget_into_the_store_and_skips_finished_configs(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("CLDIV_RESULTS", str(tmp_path))
+    monkeypatch.delenv("CLDIV_RESULTS_READ_ONLY")
     args = ["simclr", "--budget", "smoke", "--encoders", "mlp", "--regimes", "crop", "--epochs", "1", "--threads", "1"]
     main(args)
     config = simclr_configs("smoke", encoders=["mlp"], regimes=["crop"], epochs=1)[0]

@@ -64,6 +64,7 @@ def test_atomic_write_leaves_the_old_file_when_serialisation_fails(tmp_path):
 
 def test_default_store_follows_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("CLDIV_RESULTS", str(tmp_path))
+    monkeypatch.delenv("CLDIV_RESULTS_READ_ONLY")
     assert ResultStore.default().root == tmp_path
 
 

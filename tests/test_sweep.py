@@ -63,6 +63,7 @@ SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_killed_sweep_keeps_finished_runs_and_restart_only_runs_the_rest(tmp_path):
     root = tmp_path / "results"
     script = SCRIPT.format(tests=os.path.dirname(__file__), root=str(root))
@@ -85,6 +86,7 @@ def test_killed_sweep_keeps_finished_runs_and_restart_only_runs_the_rest(tmp_pat
     assert len(list(root.glob("synthetic/*.json"))) == 8
 
 
+@pytest.mark.slow
 def test_ray_executor_gives_the_same_results_as_the_local_one(tmp_path):
     ray = pytest.importorskip("ray")
     configs = grid(SyntheticConfig(), tau=[0.3, 0.5], seed=[1, 2])

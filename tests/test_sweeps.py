@@ -141,6 +141,7 @@ def test_grouped_training_step_encodes_2n_plus_g_times_fibre_plus_shared_points(
 # --- running a named sweep --------------------------------------------------------------------
 def test_named_sweep_runs_into_the_store_and_the_cli_loads_it(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("CLDIV_RESULTS", str(tmp_path))
+    monkeypatch.delenv("CLDIV_RESULTS_READ_ONLY")
     params = dict(processes=["identity"], encoders=["inverse"], rhos=[0.0, 1.0], seeds=1, iterations=5)
     records = run_named_sweep("constraint_ratio", "smoke", workers=1, progress=False, **params)
     assert len(records) == 2 and all(r["provenance"]["wall_time_s"] > 0 for r in records)
