@@ -7,7 +7,6 @@ parameter names against that cell, and runs it with papermill.
 
 from __future__ import annotations
 
-import ast
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -45,14 +44,6 @@ def chapter_parameters(name: str) -> dict[str, Any]:
             exec(cell.source, {}, values)
             return values
     raise ValueError(f"chapter {name!r} has no cell tagged 'parameters'")
-
-
-def parse_value(text: str) -> Any:
-    """A command-line value as a Python literal if it is one (2, 0.5, [1, 2], True), else a string."""
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        return text
 
 
 def execute_chapter(

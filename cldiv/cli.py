@@ -15,14 +15,24 @@
 from __future__ import annotations
 
 import argparse
+import ast
 import sys
 import time
+from typing import Any
 
-from cldiv import chapters
+
+def parse_value(text: str) -> Any:
+    """A command-line value as a Python literal if it is one (2, 0.5, [1, 2], True), else a string."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
 
 
 def _chapter(args: argparse.Namespace) -> None:
-    params = {name: chapters.parse_value(value) for name, value in args.param}
+    from cldiv import chapters
+
+    params = {name: parse_value(value) for name, value in args.param}
     out = chapters.execute_chapter(args.name, params, args.output or f"{args.name}.ipynb")
     print(out)
 
@@ -40,6 +50,8 @@ def _golden(args: argparse.Namespace) -> None:
 
 
 def _list(args: argparse.Namespace) -> None:
+    from cldiv import chapters
+
     for name in chapters.chapter_names():
         print(f"{name}: {chapters.chapter_parameters(name)}")
 
@@ -49,7 +61,7 @@ def _synthetic(args: argparse.Namespace) -> None:
     from cldiv.tables import COLUMNS, companion_configs, markdown_table, summarise, table_configs
     from cldiv.train import run_all
 
-    overrides = {name: chapters.parse_value(value) for name, value in args.set}
+    overrides = {name: parse_value(value) for name, value in args.set}
     kwargs = {"processes": args.processes} if args.processes else {}
     configs = table_configs(args.budget, seeds=args.seeds, columns=args.columns or tuple(COLUMNS),
                             **kwargs, **overrides)
@@ -118,7 +130,7 @@ def _sweep(args: argparse.Namespace) -> None:
     """Run (or load) a named sweep of Section 4 into the result store and print its summary."""
     from cldiv.sweeps import format_summary, run_named_sweep
 
-    params = {name: chapters.parse_value(value) for name, value in args.param}
+    params = {name: parse_value(value) for name, value in args.param}
     start = time.perf_counter()
     records = run_named_sweep(args.name, args.budget, args.executor, workers=args.workers,
                               address=args.address, gpus_per_task=args.gpus_per_task, **params)
