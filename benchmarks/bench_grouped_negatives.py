@@ -2,7 +2,7 @@
 anchors in groups that share u (``SyntheticConfig.anchor_groups``, constraint-ratio chapter).
 
 MLP encoder (the authors' block order), Identity process, d_fixed = 1, rho = 1 (every negative on
-K(z), the most expensive case), one torch thread, the training step of ``cldiv.train.make_step``.
+K(z), the most expensive case), one torch thread, the training step of ``cldiv.synthetic.train.make_step``.
 
     python benchmarks/bench_grouped_negatives.py [--iterations 10]
 """
@@ -12,8 +12,8 @@ import time
 
 import torch
 
-from cldiv.config import SyntheticConfig
-from cldiv.train import make_step
+from cldiv.synthetic.config import SyntheticConfig
+from cldiv.synthetic.train import make_step
 
 CASES = [(64, 0), (64, 16), (64, 8), (128, 0), (128, 8)]  # (N = M, anchor_groups); 0 = per anchor
 

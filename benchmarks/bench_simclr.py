@@ -3,7 +3,7 @@
     python3 benchmarks/bench_simclr.py [--budget cpu] [--batch 250] [--steps 5] [--threads 1] [--device cpu]
 
 Measures, on one device:
-- augmentation: ``cldiv.augment.augment_batch`` for each regime (per-image parameters, batched);
+- augmentation: ``cldiv.images.augment.augment_batch`` for each regime (per-image parameters, batched);
 - training: one SimCLR step (augment view 2, encode both views, NT-Xent, Adam) per encoder at the
   budget's size, in training images (pairs) per second;
 - data: generating the shapes image set.
@@ -19,10 +19,10 @@ import time
 
 import torch
 
-from cldiv.augment import REGIMES, augment_batch, regime_transforms
-from cldiv.image_encoders import IMAGE_ENCODERS, make_image_encoder, parameter_count
-from cldiv.images import shapes_dataset
-from cldiv.simclr import BUDGETS, nt_xent
+from cldiv.images.augment import REGIMES, augment_batch, regime_transforms
+from cldiv.images.encoders import IMAGE_ENCODERS, make_image_encoder, parameter_count
+from cldiv.images.data import shapes_dataset
+from cldiv.images.simclr import BUDGETS, nt_xent
 
 
 def _median_seconds(fn, steps: int, device: str) -> float:

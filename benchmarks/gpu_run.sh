@@ -18,7 +18,7 @@ mkdir -p "$out" "$store/synthetic"
 before=$(mktemp)
 (cd "$store" && find synthetic -name '*.json' | sort) > "$before"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>&1 | tee "$out/gpu_run.log" || true
-PYTHONPATH=. PYTHONUNBUFFERED=1 python3 -c "from cldiv.cli import main; main()" \
+PYTHONPATH=. PYTHONUNBUFFERED=1 python3 -c "from cldiv.book.cli import main; main()" \
   gpu-run --budget paper --max-minutes "$minutes" 2>&1 | tee -a "$out/gpu_run.log"
 (cd "$store" && find synthetic -name '*.json' | sort) | comm -13 "$before" - > "$out/new_results.txt"
 tar czf "$out/new_results.tar.gz" -C "$store" -T "$out/new_results.txt"

@@ -32,6 +32,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from cldiv.generators import rotate_first_plane
+
 Tensor = torch.Tensor
 
 MLP_HIDDEN = (128, 256, 256, 256, 128)
@@ -116,13 +118,6 @@ def _small_mlp(widths: tuple[int, ...]) -> nn.Sequential:
     return nn.Sequential(*layers)
 
 
-def _rotate_plane(x: Tensor, angle: Tensor) -> Tensor:
-    """Rotate (x_1, x_2) by angle (broadcast against x[..., 0]); keep the other coordinates."""
-    c, s = torch.cos(angle), torch.sin(angle)
-    x1, x2 = x[..., 0], x[..., 1]
-    return torch.cat([torch.stack((c * x1 - s * x2, s * x1 + c * x2), dim=-1), x[..., 2:]], dim=-1)
-
-
 class SpiralInverseEncoder(nn.Module):
     """Parametric inverse of Spiral (Section 3): (n, 3) -> (n, 3).
 
@@ -137,7 +132,7 @@ class SpiralInverseEncoder(nn.Module):
 
     def forward(self, x: Tensor, segments: int = 1) -> Tensor:
         c = self.control(x)  # (n, 1)
-        xy = _rotate_plane(x[..., :2], -self.n * math.pi * c[..., 0])
+        xy = rotate_first_plane(x[..., :2], -self.n * math.pi * c[..., 0])
         return F.normalize(torch.cat([xy, c], dim=-1), dim=-1)
 
 

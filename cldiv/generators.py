@@ -44,14 +44,14 @@ def _check_last_dim(x: Tensor, expected: int, what: str) -> None:
         )
 
 
-def _rotate_first_plane(x: Tensor, angle: Tensor) -> Tensor:
-    """Rotate (x_1, x_2) counter-clockwise by ``angle`` (one per point), keep x_3.
+def rotate_first_plane(x: Tensor, angle: Tensor) -> Tensor:
+    """Rotate (x_1, x_2) counter-clockwise by ``angle`` (one per point), keep the other coordinates.
 
-    x: (n, 3), angle: (n,). Returns (n, 3).
+    x: (n, d), angle: (n,). Returns (n, d).
     """
     c, s = torch.cos(angle), torch.sin(angle)
-    x1, x2, x3 = x.unbind(-1)
-    return torch.stack((c * x1 - s * x2, s * x1 + c * x2, x3), dim=-1)
+    x1, x2 = x[..., 0], x[..., 1]
+    return torch.cat([torch.stack((c * x1 - s * x2, s * x1 + c * x2), dim=-1), x[..., 2:]], dim=-1)
 
 
 class Identity(nn.Module):
@@ -147,11 +147,11 @@ class Spiral(nn.Module):
 
     def forward(self, z: Tensor) -> Tensor:
         _check_last_dim(z, 3, "z")
-        return _rotate_first_plane(z, self.n * math.pi * z[..., 2])
+        return rotate_first_plane(z, self.n * math.pi * z[..., 2])
 
     def inverse(self, x: Tensor) -> Tensor:
         _check_last_dim(x, 3, "x")
-        return _rotate_first_plane(x, -self.n * math.pi * x[..., 2])
+        return rotate_first_plane(x, -self.n * math.pi * x[..., 2])
 
 
 class Patches(nn.Module):
@@ -190,7 +190,7 @@ class Patches(nn.Module):
         return sign * math.pi / (K - band)
 
     def _piecewise_rotation(self, x: Tensor, direction: float) -> Tensor:
-        return _rotate_first_plane(x, direction * self.band_angle(x[..., 2]))
+        return rotate_first_plane(x, direction * self.band_angle(x[..., 2]))
 
     def forward(self, z: Tensor) -> Tensor:
         _check_last_dim(z, 3, "z")

@@ -5,7 +5,7 @@ import os
 import pytest
 import torch
 
-from cldiv.golden import GOLDEN_STORE
+from cldiv.book.golden import GOLDEN_STORE
 
 # Set before any kernel starts, so nbval's kernels inherit it: golden notebooks load the
 # smoke-budget results stored in tests/golden/results (trained once, by `cldiv golden`) instead

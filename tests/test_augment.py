@@ -3,8 +3,8 @@ import torch
 from torchvision.transforms import v2
 from torchvision.transforms.v2 import functional as TF
 
-from cldiv import augment as A
-from cldiv.images import shapes_dataset
+from cldiv.images import augment as A
+from cldiv.images.data import shapes_dataset
 
 
 

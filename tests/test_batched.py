@@ -1,14 +1,13 @@
-"""The batched trainer (cldiv/batched.py): the per-run trainer's results, many runs at once."""
+"""The batched trainer (cldiv/synthetic/batched.py): the per-run trainer's results, many runs at once."""
 
 import json
 
 import pytest
 
-from cldiv.batched import (DeadlinePassed, estimated_bytes, group_key, plan_groups, run_batched, train_batched)
-from cldiv.config import SyntheticConfig
-from cldiv.store import ResultStore
-from cldiv.tables import cell_config
-from cldiv.train import train
+from cldiv.synthetic.batched import (DeadlinePassed, estimated_bytes, group_key, plan_groups, run_batched, train_batched)
+from cldiv.book.store import ResultStore
+from cldiv.synthetic.table1 import cell_config
+from cldiv.synthetic.train import train
 
 TINY = dict(batch_size=32, n_negatives=32, iterations=4, eval_every=1, n_eval=128)
 

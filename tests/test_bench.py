@@ -1,4 +1,4 @@
-"""The speed benchmark (cldiv/bench.py): what it reports, and that its two loops do the same maths."""
+"""The speed benchmark (cldiv/synthetic/bench.py): what it reports, and that its two loops do the same maths."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 import pytest
 import torch
 
-from cldiv.bench import peak_memory_mib, step_flops, straightforward_step
+from cldiv.synthetic.bench import peak_memory_mib, step_flops, straightforward_step
 
 
 @pytest.mark.slow

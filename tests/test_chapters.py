@@ -6,9 +6,9 @@ import jupytext
 import nbformat
 import pytest
 
-from cldiv import chapters
-from cldiv import golden as goldens
-from cldiv.cli import main
+from cldiv.book import chapters
+from cldiv.book import golden as goldens
+from cldiv.book.cli import main
 
 GOLDEN = sorted(goldens.GOLDEN_DIR.glob("*.ipynb"))
 
@@ -67,7 +67,7 @@ def test_cli_reexecutes_a_chapter_with_new_parameters(tmp_path):
 
 def test_cli_fails_fast_with_a_clear_message_on_a_bad_parameter_value(tmp_path):
     result = subprocess.run(
-        [sys.executable, "-m", "cldiv.cli", "chapter", "setting", "-p", "processes", "['helix']",
+        [sys.executable, "-m", "cldiv.book.cli", "chapter", "setting", "-p", "processes", "['helix']",
          "-o", str(tmp_path / "out.ipynb")],
         capture_output=True, text=True,
     )

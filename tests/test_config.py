@@ -1,6 +1,7 @@
 import pytest
 
-from cldiv.config import SyntheticConfig, config_hash, with_overrides
+from cldiv.config import config_hash, with_overrides
+from cldiv.synthetic.config import SyntheticConfig
 
 
 def test_defaults_are_the_paper_protocol():

@@ -1,4 +1,4 @@
-"""The golden store (cldiv/golden.py): complete for the golden notebooks, and reproducible.
+"""The golden store (cldiv/book/golden.py): complete for the golden notebooks, and reproducible.
 
 The golden notebooks render results stored in ``tests/golden/results``; they do not train, so a
 regression in training would pass them unnoticed. These tests retrain stored smoke runs here, on
@@ -22,11 +22,11 @@ import statistics
 
 import pytest
 
-from cldiv.config import SyntheticConfig
-from cldiv.golden import GOLDEN_STORE, SPREAD_CELLS, SPREAD_SEEDS, spread_configs
-from cldiv.store import ResultStore
-from cldiv.tables import cell_config
-from cldiv.train import train
+from cldiv.synthetic.config import SyntheticConfig
+from cldiv.book.golden import GOLDEN_STORE, SPREAD_CELLS, SPREAD_SEEDS, spread_configs
+from cldiv.book.store import ResultStore
+from cldiv.synthetic.table1 import cell_config
+from cldiv.synthetic.train import train
 
 SPREAD_FACTOR = 1.0
 FLOOR = {"final_loss": 1e-3, "r2": 1e-3}

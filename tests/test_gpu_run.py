@@ -1,11 +1,11 @@
-"""`cldiv gpu-run` (cldiv/gpu_run.py) on the CPU at the smoke budget: the GPU run, rehearsed."""
+"""`cldiv gpu-run` (cldiv/synthetic/gpu_run.py) on the CPU at the smoke budget: the GPU run, rehearsed."""
 
 import json
 
-from cldiv.cli import main
-from cldiv.gpu_run import gpu_run, step_equivalence
-from cldiv.store import ResultStore
-from cldiv.tables import cell_config, table_configs
+from cldiv.book.cli import main
+from cldiv.synthetic.gpu_run import gpu_run, step_equivalence
+from cldiv.book.store import ResultStore
+from cldiv.synthetic.table1 import cell_config, table_configs
 
 CELLS = dict(budget="smoke", columns=("holds", "violated", "inverse"), processes=("identity", "linear"), seeds=2)
 

@@ -3,7 +3,7 @@ import math
 import pytest
 import torch
 
-from cldiv.images import (
+from cldiv.images.data import (
     LATENT_NAMES, LATENT_RANGES, SHAPE_NAMES, DatasetUnavailableError, load_cifar10, load_images,
     render_shapes, shapes_dataset,
 )

@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from cldiv.quadrature import circle_rule, gauss_legendre, polar_rule, sphere_rule, tangent_frame
+from cldiv.theory.quadrature import circle_rule, gauss_legendre, polar_rule, sphere_rule, tangent_frame
 
 
 def test_gauss_legendre_integrates_polynomials_of_degree_2n_minus_1_exactly():

@@ -1,4 +1,4 @@
-"""The reproduction scorecard (cldiv/scorecard.py): every claim listed, verdicts computed from results."""
+"""The reproduction scorecard (cldiv/book/scorecard.py): every claim listed, verdicts computed from results."""
 
 from __future__ import annotations
 
@@ -8,13 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from cldiv import scorecard as sc
-from cldiv import tables
-from cldiv.config import budget_overrides, budget_seeds, config_hash
+from cldiv.book import scorecard as sc
+from cldiv.book.theorem_checks import STATEMENTS
+from cldiv.book.verdicts import VERDICTS, cell_agrees, claim_verdict, verdict_rules
+from cldiv.published import FIGURE3, published
+from cldiv.synthetic import table1 as tables
+from cldiv.config import config_hash
+from cldiv.synthetic.config import budget_overrides, budget_seeds
 from cldiv.generators import SYNTHETIC_PROCESSES
-from cldiv.simclr import simclr_configs
-from cldiv.store import ResultStore, write_json_atomic
-from cldiv.sweeps import sweep_configs
+from cldiv.images.simclr import simclr_configs
+from cldiv.book.store import ResultStore, write_json_atomic
+from cldiv.synthetic.sweeps import sweep_configs
 
 PAPER_NAMES = ["Table 1", "Table 3", "Tables 4–6", "Figure 5a", "Tables 8–11, Figure 5b", "Table 7, Figure 5c",
                "Figure 3", "Theorem 3.3", "Theorem 4.4", "Theorem 4.5", "Theorem 4.6 / A.4", "Theorem A.5"]
@@ -34,11 +38,11 @@ def write_table1_runs(root: Path, *, agree: bool = True, budget: str = "paper") 
     paths = []
     for column in tables.TABLE1_COLUMNS:
         for process in SYNTHETIC_PROCESSES:
-            published = tables.published("r2", column, process)
-            if published is None:
+            paper = published("r2", column, process)
+            if paper is None:
                 continue
             for seed in range(budget_seeds(budget)):
-                r2 = published[0] + (0.0 if agree else 0.5) + 0.001 * seed
+                r2 = paper[0] + (0.0 if agree else 0.5) + 0.001 * seed
                 paths.append(write_run(root, tables.cell_config(column, process, seed, budget), r2=r2))
     return paths
 
@@ -54,7 +58,7 @@ def row(rows: list[sc.Row], name: str) -> sc.Row:
 def test_every_table_figure_and_theorem_of_the_paper_has_a_row(tmp_path):
     rows = sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path)
     assert [r.claim for r in rows] == PAPER_NAMES
-    assert all(r.verdict in sc.VERDICTS and r.chapter and r.what for r in rows)
+    assert all(r.verdict in VERDICTS and r.chapter and r.what for r in rows)
 
 
 def test_empty_store_means_every_experiment_is_not_yet_run(tmp_path):
@@ -62,7 +66,7 @@ def test_empty_store_means_every_experiment_is_not_yet_run(tmp_path):
     assert {r.verdict for r in rows} == {"not yet run"}
     assert "1.00" in row(rows, "Table 1").paper  # published numbers are shown all the same
     assert "55.4" in row(rows, "Figure 3").paper
-    assert row(rows, "Theorem 4.5").paper == sc.STATEMENTS["Theorem 4.5"]
+    assert row(rows, "Theorem 4.5").paper == STATEMENTS["Theorem 4.5"]
 
 
 @pytest.mark.parametrize("n_cells, n_run, n_agree, verdict", [
@@ -74,15 +78,15 @@ def test_empty_store_means_every_experiment_is_not_yet_run(tmp_path):
     (3, 3, 0, "not reproduced"),
 ])
 def test_claim_verdict_rules(n_cells, n_run, n_agree, verdict):
-    assert sc.claim_verdict(n_cells, n_run, n_agree) == verdict
+    assert claim_verdict(n_cells, n_run, n_agree) == verdict
 
 
 def test_cell_agreement_uses_the_larger_of_tolerance_and_two_standard_deviations():
-    assert sc.cell_agrees([0.97], (1.00, 0.00), "r2")
-    assert not sc.cell_agrees([0.90], (1.00, 0.00), "r2")
-    assert sc.cell_agrees([0.10], (0.72, 0.33), "r2")  # within 2 published sd
-    assert sc.cell_agrees([0.2, 1.0], (0.72, 0.00), "r2")  # within 2 sd of ours
-    assert "R² 0.05" in sc.verdict_rules() and "accuracy 3 points" in sc.verdict_rules()
+    assert cell_agrees([0.97], (1.00, 0.00), "r2")
+    assert not cell_agrees([0.90], (1.00, 0.00), "r2")
+    assert cell_agrees([0.10], (0.72, 0.33), "r2")  # within 2 published sd
+    assert cell_agrees([0.2, 1.0], (0.72, 0.00), "r2")  # within 2 sd of ours
+    assert "R² 0.05" in verdict_rules() and "accuracy 3 points" in verdict_rules()
 
 
 def test_table1_verdict_and_budget_follow_the_result_files(tmp_path, monkeypatch):
@@ -139,7 +143,7 @@ def test_a_corrupt_result_file_is_not_counted(tmp_path):
 
 def test_table3_compares_the_loss_at_the_4000_negatives_the_published_number_used(tmp_path):
     for process in SYNTHETIC_PROCESSES:
-        mcc, ape, loss = (tables.published(m, "holds", process)[0] for m in ("mcc", "ape_code", "final_loss"))
+        mcc, ape, loss = (published(m, "holds", process)[0] for m in ("mcc", "ape_code", "final_loss"))
         write_run(tmp_path, tables.cell_config("holds", process, 0, "paper"), r2=1.0, mcc=mcc, ape=2 * ape,
                   ape_code=ape, final_loss=loss - 0.693, loss_m2000=loss - 0.693, loss_m4000=loss)
     table3 = row(sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path), "Table 3")
@@ -150,7 +154,7 @@ def test_table3_compares_the_loss_at_the_4000_negatives_the_published_number_use
 
 def test_the_loss_is_compared_only_at_the_negatives_of_the_published_number(tmp_path):
     config = tables.cell_config("holds", "spiral", 0, "cpu")
-    mcc = tables.published("mcc", "holds", "spiral")[0]
+    mcc = published("mcc", "holds", "spiral")[0]
     write_run(tmp_path, config, r2=1.0, mcc=mcc, ape_code=0.012, final_loss=5.0)
     table3 = row(sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path), "Table 3")
     assert "2/2 cells agree, 13 not run; 1 loss cells run with M ≠ 4000 negatives, not compared" in table3.ours
@@ -173,7 +177,7 @@ def test_figure5a_averages_over_processes(tmp_path):
 
 def test_constraint_sweep_compares_rho_one_with_table1_adapted(tmp_path):
     for config in sweep_configs("constraint_ratio", "cpu", encoders=["mlp"], rhos=[0.0, 1.0], seeds=1):
-        adapted = tables.published("r2", "adapted", config.process)[0]
+        adapted = published("r2", "adapted", config.process)[0]
         write_run(tmp_path, config, r2=adapted if config.rho == 1.0 else 0.2)
     sweep = row(sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path), "Tables 8–11, Figure 5b")
     assert sweep.verdict == "partly"  # the rho = 1 cells agree, the grid is incomplete
@@ -189,7 +193,7 @@ def test_progressive_violation_is_measured_not_compared(tmp_path):
 
 def test_figure3_compares_cifar10_runs_with_the_published_accuracy(tmp_path):
     for config in simclr_configs("paper", dataset="cifar10", seeds=[0]):
-        accuracy = sc.PUBLISHED_FIGURE3[config.encoder][config.regime][0]
+        accuracy = FIGURE3[config.encoder, config.regime][0]
         write_run(tmp_path, config, probe_best=(accuracy + 1.0) / 100)
     figure3 = row(sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path), "Figure 3")
     assert figure3.verdict == "reproduced" and figure3.budget == "paper: 200 epochs, 50000 images, 1 seed"

@@ -4,13 +4,13 @@ import pytest
 import torch
 import torchvision
 
-from cldiv.cli import main
-from cldiv.image_encoders import IMAGE_ENCODERS, make_image_encoder, parameter_count
-from cldiv.images import shapes_dataset
-from cldiv.linear_probe import latent_r2, linear_probe
+from cldiv.book.cli import main
+from cldiv.images.encoders import IMAGE_ENCODERS, make_image_encoder, parameter_count
+from cldiv.images.data import shapes_dataset
+from cldiv.images.probe import latent_r2, linear_probe
 from cldiv.metrics import affine_r2
-from cldiv.simclr import PAPER_SIZES, SimCLRConfig, nt_xent, run_simclr, simclr_configs, train_simclr
-from cldiv.store import ResultStore
+from cldiv.images.simclr import PAPER_SIZES, SimCLRConfig, nt_xent, run_simclr, simclr_configs, train_simclr
+from cldiv.book.store import ResultStore
 
 
 
@@ -139,7 +139,7 @@ def test_cli_runs_a_budget_into_the_store_and_skips_finished_configs(tmp_path, m
 
 
 def test_the_chapter_stops_with_instructions_when_cifar10_is_missing(tmp_path):
-    from cldiv import chapters
+    from cldiv.book import chapters
 
     with pytest.raises(Exception) as error:
         chapters.execute_chapter("cifar10", {"dataset": "cifar10", "data_root": str(tmp_path)},

@@ -1,4 +1,4 @@
-"""The rendered site (cldiv/site.py): self-contained, with a live scorecard, checked in a real browser.
+"""The rendered site (cldiv/book/site.py): self-contained, with a live scorecard, checked in a real browser.
 
 The browser test opens every page of the built book from file:// in headless Chromium with the
 network emulated offline, and fails on any console error, any failed request, any request that
@@ -36,8 +36,8 @@ from urllib.parse import unquote, urlparse
 
 import pytest
 
-from cldiv import site
-from cldiv.store import REPO_ROOT
+from cldiv.book import site
+from cldiv.book.store import REPO_ROOT
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
 SCREENSHOT_PAGES = ("intro.html", "notebooks/setting.html")
@@ -359,7 +359,7 @@ def test_mathjax_parts_exist_in_the_pinned_package(tmp_path):
 
 
 MINIMAL_CONF = textwrap.dedent("""
-    extensions = ["myst_parser", "cldiv.site"]
+    extensions = ["myst_parser", "cldiv.book.site"]
     myst_enable_extensions = ["dollarmath"]
     html_theme = "basic"
 """)

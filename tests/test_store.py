@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from cldiv.config import SyntheticConfig
-from cldiv.store import ResultStore, write_json_atomic
+from cldiv.synthetic.config import SyntheticConfig
+from cldiv.book.store import ResultStore, write_json_atomic
 
 
 def fake_run(calls):
@@ -76,3 +76,21 @@ def test_record_missing_a_hashed_field_is_rejected(tmp_path):
     store.path(config).write_text(json.dumps(record))
     with pytest.warns(UserWarning):
         assert store.load(config) is None
+
+
+@pytest.mark.parametrize("kind", ["synthetic", "simclr"])
+def test_every_committed_result_file_loads_under_its_config_hash(kind):
+    """A refactoring that changed a config's fields, defaults or kind would orphan the committed
+    results: each file must rebuild its config, hash to its own name and load."""
+    from cldiv.book.store import REPO_ROOT
+    from cldiv.images.simclr import SimCLRConfig
+    from cldiv.synthetic.config import SyntheticConfig
+
+    make = {"synthetic": SyntheticConfig, "simclr": SimCLRConfig}[kind]
+    for root in (REPO_ROOT / "results", REPO_ROOT / "tests" / "golden" / "results"):
+        store = ResultStore(root, read_only=True)
+        paths = sorted((root / kind).glob("*.json"))
+        assert paths, root / kind
+        for path in paths:
+            config = make(**json.loads(path.read_text())["config"])
+            assert store.path(config) == path and store.load(config) is not None, path

@@ -4,14 +4,15 @@ import math
 import pytest
 import torch
 
-from cldiv.cli import main as cli_main
-from cldiv.config import SyntheticConfig, config_hash
+from cldiv.book.cli import main as cli_main
+from cldiv.config import config_hash
+from cldiv.synthetic.config import SyntheticConfig
 from cldiv.encoders import MLPEncoder
-from cldiv.store import REPO_ROOT
+from cldiv.book.store import REPO_ROOT
 from cldiv.sphere import grouped_uniform_sphere
-from cldiv.sweeps import (PAPER_10D_WIDTHS, markdown_summary, run_named_sweep, summary_rows,
+from cldiv.synthetic.sweeps import (PAPER_10D_WIDTHS, markdown_summary, run_named_sweep, summary_rows,
                           sweep_configs)
-from cldiv.train import build_model, contrastive_loss, make_step, sample_batch
+from cldiv.synthetic.train import build_model, contrastive_loss, make_step, sample_batch
 
 
 # --- the named grids are the paper's --------------------------------------------------------
@@ -161,9 +162,9 @@ def test_cli_sweep_rejects_a_bad_parameter_with_its_name():
         cli_main(["sweep", "constraint_ratio", "--budget", "smoke", "-p", "rhos", "[2]"])
 
 
-def test_run_config_is_picklable_for_process_pools_and_ray_tasks():
+def test_the_run_function_of_sweeps_is_picklable_for_process_pools_and_ray_tasks():
     import pickle
 
-    from cldiv.sweeps import run_config
+    from cldiv.synthetic.train import run_synthetic
 
-    assert pickle.loads(pickle.dumps(run_config)) is run_config
+    assert pickle.loads(pickle.dumps(run_synthetic)) is run_synthetic

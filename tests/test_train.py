@@ -1,4 +1,4 @@
-"""Training loop, budgets and Table 1 cells (cldiv/train.py, cldiv/tables.py, budgets in config)."""
+"""Training loop, budgets and Table 1 cells (cldiv/synthetic/train.py, cldiv/synthetic/table1.py, budgets in config)."""
 
 import json
 
@@ -6,12 +6,14 @@ import pytest
 import torch
 
 
-from cldiv.config import SYNTHETIC_BUDGETS, SyntheticConfig, budget_overrides, with_overrides
-from cldiv.store import ResultStore
-from cldiv.tables import (ERRATA_VARIANTS, RERUN_CELLS, SPIRAL_BASIN_SEEDS, cell_config, column_of, companion_configs,
-                          errata_pairs, markdown_table, mirrored_spiral, published, quarter_batch, rerun_pairs,
-                          shape_checks, summarise, table_configs)
-from cldiv.train import contrastive_loss, build_model, run_all, sample_batch, scatter_latents, train, random_stream
+from cldiv.config import with_overrides
+from cldiv.synthetic.config import SYNTHETIC_BUDGETS, SyntheticConfig, budget_overrides
+from cldiv.book.store import ResultStore
+from cldiv.published import published
+from cldiv.synthetic.table1 import (ERRATA_VARIANTS, RERUN_CELLS, SPIRAL_BASIN_SEEDS, cell_config, column_of,
+                                    companion_configs, errata_pairs, markdown_table, mirrored_spiral, quarter_batch,
+                                    rerun_pairs, shape_checks, summarise, table_configs)
+from cldiv.synthetic.train import contrastive_loss, build_model, run_all, sample_batch, scatter_latents, train, random_stream
 
 
 SMOKE = dict(batch_size=32, n_negatives=32, iterations=12, eval_every=4, n_eval=128)

@@ -1,6 +1,6 @@
 """Timing one training step of the synthetic benchmark (``cldiv bench synthetic``).
 
-Compares cldiv's step (``cldiv.train.make_step``) with a plain PyTorch loop doing the same
+Compares cldiv's step (``cldiv.synthetic.train.make_step``) with a plain PyTorch loop doing the same
 work -- the paper protocol: N anchors, N vMF positives, N fresh uniform negatives, the MLP
 encoder with per-batch BatchNorm statistics (three forward calls), InfoNCE, Adam -- in one
 process, in alternating blocks so that both see the same machine load. Reports seconds per
@@ -25,10 +25,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from cldiv.config import SyntheticConfig, budget_overrides
+from cldiv.synthetic.config import SyntheticConfig, budget_overrides
 from cldiv.encoders import MLP_HIDDEN
 from cldiv.sphere import uniform_sphere, vmf
-from cldiv.train import make_step
+from cldiv.synthetic.train import make_step
 
 
 def straightforward_step(batch: int, seed: int = 0, tau: float = 0.3):
@@ -128,7 +128,7 @@ TUNED_MALLOC = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20), "MALLOC_TRIM_THRESHOLD_
 def tuned_allocator_timing(batch: int, iterations: int, threads: int) -> dict[str, float]:
     """Seconds per iteration of both steps, and their ratio, in a child process run with TUNED_MALLOC."""
     code = (
-        "import json; from cldiv.bench import run_benchmark; "
+        "import json; from cldiv.synthetic.bench import run_benchmark; "
         f"r = run_benchmark({batch}, {iterations}, memory=False, threads={threads}, allocator=False); "
         "print(json.dumps({k: r[k] for k in ('seconds_per_iteration', 'straightforward_seconds_per_iteration', "
         "'speedup')}))"
@@ -155,7 +155,7 @@ def peak_memory_mib(budget: str = "cpu", iterations: int = 20) -> dict[str, floa
         overrides = {**budget_overrides(budget, group),
                      "iterations": iterations, **fields}
         code = (
-            "import json; from cldiv.config import SyntheticConfig; from cldiv.train import train; "
+            "import json; from cldiv.synthetic.config import SyntheticConfig; from cldiv.synthetic.train import train; "
             f"train(SyntheticConfig(**json.loads({json.dumps(json.dumps(overrides))}))); "
             "print(next(line.split()[1] for line in open('/proc/self/status') if line.startswith('VmHWM:')))"
         )

@@ -1,4 +1,4 @@
-"""The named sweeps of Section 4: grids of ``SyntheticConfig`` run through ``cldiv.sweep``.
+"""The named sweeps of Section 4: grids of ``SyntheticConfig`` run through ``cldiv.book.executor``.
 
 - ``constraint_ratio`` (Tables 8-11, Fig. 5b): diversity violated (d_fixed = 1), support-corrected
   InfoNCE in which a fraction rho of each anchor's M negatives lies on K(z) and the rest is uniform
@@ -21,13 +21,16 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from cldiv.config import SyntheticConfig, check_choice
+from cldiv.config import BUDGETS, check_choice
+from cldiv.synthetic.config import SyntheticConfig
 from cldiv.encoders import INVERSE_ENCODERS
 from cldiv.generators import SYNTHETIC_PROCESSES
-from cldiv.sweep import EXECUTORS, grid, run_sweep
+from cldiv.book.executor import EXECUTORS, grid, run_sweep
+from cldiv.synthetic.table1 import summarise
+from cldiv.synthetic.train import run_synthetic
 
 SWEEPS = ("constraint_ratio", "progressive_violation")
-BUDGETS = ("paper", "cpu", "smoke")
+
 SWEEP_ENCODERS = ("mlp", "inverse")
 PROGRESSIVE_PROCESSES = ("injective_linear", "monomial")
 
@@ -40,7 +43,7 @@ SWEEP_BUDGETS: dict[str, dict[str, dict[str, Any]]] = {
     "constraint_ratio": {
         # The paper's protocol: N = M = 2000, 5000 iterations, Adam lr 1e-3, per-anchor negatives
         # (anchor_groups = 0: the paper's estimator; anchor_groups = G > 0 has the same expected
-        # loss at 2N + G M + ... encoder points a step instead of N M, see cldiv.train).
+        # loss at 2N + G M + ... encoder points a step instead of N M, see cldiv.synthetic.train).
         "paper": {
             "config": {"d_fixed": 1, "loss": "support_corrected", "batch_size": 2000, "n_negatives": 2000,
                        "iterations": 5000, "eval_every": 250, "lr": 1e-3},
@@ -172,14 +175,6 @@ def sweep_configs(
     return configs
 
 
-def run_config(config: SyntheticConfig) -> tuple[dict, str]:
-    """One run (``cldiv.train.train``) for ``run_sweep``: (result, device). Module-level, so picklable."""
-    from cldiv.train import default_device, train
-
-    device = default_device()
-    return train(config, device=device), device
-
-
 def run_named_sweep(
     name: str,
     budget: str = "cpu",
@@ -198,22 +193,8 @@ def run_named_sweep(
     """
     check_choice("executor", executor, EXECUTORS)
     configs = sweep_configs(name, budget, **params)
-    return run_sweep(configs, run_config, store=store, executor=executor, workers=workers, address=address,
+    return run_sweep(configs, run_synthetic, store=store, executor=executor, workers=workers, address=address,
                      gpus_per_task=gpus_per_task, progress=progress)
-
-
-def summarise(records: Iterable[dict], by: Iterable[str], metrics: Iterable[str] = ("r2", "mcc", "ape", "final_loss")
-              ) -> dict[tuple, dict[str, tuple[float, float, int]]]:
-    """{values of the ``by`` config fields: {metric: (mean, std, n)}} over seeds (population std)."""
-    by = tuple(by)
-    groups: dict[tuple, list[dict]] = {}
-    for record in records:
-        groups.setdefault(tuple(record["config"][f] for f in by), []).append(record["metrics"])
-    return {
-        key: {m: (float(np.mean(v)), float(np.std(v)), len(v))
-              for m in metrics for v in [[run[m] for run in runs]]}
-        for key, runs in groups.items()
-    }
 
 
 #: The grid axis of each sweep (the x-axis of its figure) and the fields that make a curve.
@@ -226,7 +207,7 @@ def summary_rows(name: str, records: Iterable[dict], metric: str = "r2") -> dict
     check_choice("sweep", name, SWEEPS)
     axis, curve = SWEEP_AXIS[name], SWEEP_CURVE[name]
     out: dict[tuple, dict] = {}
-    for key, stats in sorted(summarise(records, (*curve, axis), (metric,)).items()):
+    for key, stats in sorted(summarise(records, (metric,), key=lambda config: tuple(config[f] for f in (*curve, axis))).items()):
         out.setdefault(key[:-1], {})[key[-1]] = stats[metric]
     return out
 

@@ -1,6 +1,6 @@
 """The rendered site: a Sphinx extension that makes the book self-contained and adds the scorecard.
 
-Loaded by ``_config.yml`` (``sphinx: extra_extensions: [cldiv.site]``). It does two things:
+Loaded by ``_config.yml`` (``sphinx: extra_extensions: [cldiv.book.site]``). It does two things:
 
 - **MathJax from the site itself.** The equations are typeset by MathJax 3.2.2, whose files come
   from the pinned PyPI package ``sphinx-mathjax-offline`` (``requirements.txt``; used here as a
@@ -10,7 +10,7 @@ Loaded by ``_config.yml`` (``sphinx: extra_extensions: [cldiv.site]``). It does 
   contacted, so ``_build/html`` works opened from disk with no network, or from any static host.
   sphinx-thebe's scripts, which would load thebe from a CDN, are left out while the book has no
   thebe launch button.
-- **The ``{scorecard}`` directive**, which renders ``cldiv.scorecard.scorecard()`` -- every claim
+- **The ``{scorecard}`` directive**, which renders ``cldiv.book.scorecard.scorecard()`` -- every claim
   of the paper, its chapter, budget, verdict and key numbers -- as one table, computed from the
   result store at build time. Pages that use it are re-read on every build, so the table follows
   the result files even in an incremental build.
@@ -31,8 +31,8 @@ from sphinx.util.docutils import SphinxDirective
 from sphinx.util.fileutil import copy_asset
 
 from cldiv import __version__
-from cldiv.scorecard import Row, scorecard, verdict_rules
-from cldiv.store import REPO_ROOT, ResultStore
+from cldiv.book.scorecard import Row, scorecard, verdict_rules
+from cldiv.book.store import REPO_ROOT, ResultStore
 
 MATHJAX_DISTRIBUTION = "sphinx-mathjax-offline"
 MATHJAX_DIR = "sphinx-mathjax-offline/static/mathjax"  # inside that distribution
@@ -50,7 +50,7 @@ MATHJAX_PARTS = (
 )
 MATHJAX_NOTICE = """MathJax 3.2.2 (https://www.mathjax.org), copyright the MathJax Consortium,
 licensed under the Apache License 2.0. Copied from the PyPI package sphinx-mathjax-offline
-by cldiv.site when the book is built.
+by cldiv.book.site when the book is built.
 """
 
 #: Styles of the scorecard table, written to ``_static/cldiv-site.css``.
@@ -79,7 +79,7 @@ def mathjax_source() -> Path:
         root = None
     if root is None or not (root / MATHJAX_ENTRY).is_file():
         raise ExtensionError(
-            f"cldiv.site serves MathJax from the '{MATHJAX_DISTRIBUTION}' package, which is not installed; "
+            f"cldiv.book.site serves MathJax from the '{MATHJAX_DISTRIBUTION}' package, which is not installed; "
             "run `pip install -r requirements.txt`"
         )
     return root

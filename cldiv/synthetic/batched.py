@@ -4,9 +4,9 @@ One run at the paper's protocol is far too small to keep a GPU busy. ``train_bat
 runs of one *group* -- runs whose models have the same shapes -- together: the E encoders'
 weights are stacked along a leading dimension, every layer is one batched operation, and one
 Adam steps all of them (Adam is elementwise, so this is E independent Adams). Each run keeps its
-own generator g, its own initialisation and random streams (drawn exactly as ``cldiv.train``
+own generator g, its own initialisation and random streams (drawn exactly as ``cldiv.synthetic.train``
 draws them) and is scored by the same ``final_metrics``, so its result has the format of
-``cldiv.train.train`` and equals it up to floating-point rounding.
+``cldiv.synthetic.train.train`` and equals it up to floating-point rounding.
 
 Which config fields are honoured, and how (every field of ``SyntheticConfig``):
 
@@ -36,10 +36,10 @@ import torch.nn.functional as F
 from torch import nn
 from torch.func import functional_call, stack_module_state
 
-from cldiv.config import SyntheticConfig
+from cldiv.synthetic.config import SyntheticConfig
 from cldiv.encoders import MLP_HIDDEN, MLPEncoder
 from cldiv.losses import info_nce
-from cldiv.train import (
+from cldiv.synthetic.train import (
     DATA_STREAM,
     build_model,
     curve_point,
@@ -62,7 +62,7 @@ def check_batchable(config: SyntheticConfig) -> None:
     """Raise a clear error for a config the batched trainer cannot train."""
     if config.loss != "infonce":
         raise ValueError(f"the batched trainer supports loss='infonce' only; got loss={config.loss!r} "
-                         "(cldiv.batched.run_batched trains support-corrected runs one by one)")
+                         "(cldiv.synthetic.batched.run_batched trains support-corrected runs one by one)")
 
 
 def group_key(config: SyntheticConfig) -> tuple:
@@ -188,7 +188,7 @@ class DeadlinePassed(Exception):
 
 def batched_losses(stacked: nn.Module, models: list, configs: list[SyntheticConfig], batches: list) -> Tensor:
     """Each run's InfoNCE loss (E,) on its batch (anchors, positives, negatives), as
-    ``cldiv.train.contrastive_loss`` computes it: BatchNorm statistics per run and per batch."""
+    ``cldiv.synthetic.train.contrastive_loss`` computes it: BatchNorm statistics per run and per batch."""
     width = max(model.generator.output_dim for model in models)
 
     def observe(model, z):  # x = g(z), zero-padded to the widest observation
@@ -218,7 +218,7 @@ def train_batched(configs: list[SyntheticConfig], *, device: str = "cpu", deadli
         return []
     if len({group_key(c) for c in configs}) != 1:
         raise ValueError(f"configs must agree on {GROUP_FIELDS} (and, for inverse encoders, the process) "
-                         "to be trained together; split them with cldiv.batched.plan_groups")
+                         "to be trained together; split them with cldiv.synthetic.batched.plan_groups")
     first = configs[0]
     models = [build_model(c, device) for c in configs]
     stacked = stack_encoders([m.encoder for m in models]).to(device).train()
@@ -291,10 +291,10 @@ def run_batched(configs: list[SyntheticConfig], store=None, *, device: str | Non
     """Load or compute every config, training the missing ones in batched groups (GPU path).
 
     Support-corrected runs, which the batched trainer does not take, run one by one through
-    ``cldiv.train.run_synthetic``.
+    ``cldiv.synthetic.train.run_synthetic``.
     """
-    from cldiv.store import ResultStore
-    from cldiv.train import default_device, run_synthetic
+    from cldiv.book.store import ResultStore
+    from cldiv.synthetic.train import default_device, run_synthetic
 
     store = store or ResultStore.default()
     device = device or default_device()

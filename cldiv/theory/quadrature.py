@@ -1,4 +1,4 @@
-"""Quadrature rules on the circle and on the sphere S^2 (used by ``cldiv.asymptotics``).
+"""Quadrature rules on the circle and on the sphere S^2 (used by ``cldiv.theory``).
 
 The asymptotic objectives of Theorems 3.3, 4.5 and A.4 are integrals over S^2 (anchors) of
 integrals over S^2 or over a circle K(z) (positives, negatives). Their integrands are smooth
@@ -14,7 +14,7 @@ integrals over S^2 or over a circle K(z) (positives, negatives). Their integrand
   point. Around an anchor z it resolves integrands peaked at z, such as e^{kappa z.z~}.
 
 No Lebedev rule is in scipy; accuracy is therefore *measured*, by comparing two resolutions
-(``cldiv.asymptotics`` reports that difference as the quadrature error).
+(``cldiv.theory`` reports that difference as the quadrature error).
 """
 
 from __future__ import annotations

@@ -24,7 +24,8 @@ from typing import Any, Iterable
 import torch
 from tqdm import tqdm
 
-from cldiv.config import SyntheticConfig, with_overrides
+from cldiv.config import with_overrides
+from cldiv.synthetic.config import SyntheticConfig
 from cldiv.encoders import Recovery, make_encoder
 from cldiv.generators import make_generator
 from cldiv.losses import info_nce, support_corrected_info_nce
@@ -269,7 +270,7 @@ def train(
     losses = torch.empty(config.iterations, device=device)
     curve: dict[str, list] = {"iteration": [], "loss": [], "r2": []}
     start = time.perf_counter()
-    bar = tqdm(range(config.iterations), disable=not progress, desc=_label(config), leave=False)
+    bar = tqdm(range(config.iterations), disable=None if progress else True, desc=_label(config), leave=False)
     for it in bar:
         losses[it] = step()
         if (it + 1) % config.eval_every == 0 or it + 1 == config.iterations:
@@ -299,20 +300,20 @@ def run_all(
 ) -> list[dict]:
     """Load or compute every config (resumable: finished configs are skipped).
 
-    ``workers`` > 1 runs the missing configs in that many processes (``cldiv.sweep``), each
+    ``workers`` > 1 runs the missing configs in that many processes (``cldiv.book.executor``), each
     with cpu_count // workers threads; results are bitwise those of a single process with the
     same thread count.
     """
-    from cldiv.store import ResultStore
+    from cldiv.book.store import ResultStore
 
     store = store or ResultStore.default()
     configs = list(configs)
     if workers > 1:
-        from cldiv.sweep import run_sweep
+        from cldiv.book.executor import run_sweep
 
         return run_sweep(configs, run_synthetic, store=store, workers=workers, progress=progress)
     records = []
-    bar = tqdm(configs, disable=not progress, desc="configs")
+    bar = tqdm(configs, disable=None if progress else True, desc="configs")
     for config in bar:
         bar.set_postfix_str(_label(config))
         records.append(store.get_or_run(config, run_synthetic))

@@ -8,22 +8,22 @@ A *cell* is (column, process); each cell is run for several seeds. Columns (Sect
 - ``inverse``: inverse encoder, d_fixed = 1, InfoNCE (Table 1's "+ inductive bias");
 - ``inverse_holds``: inverse encoder, diversity holds (Figure 5a only).
 
-``PUBLISHED`` holds the paper's numbers, typed in from the paper (Table 1, Tables 3-6, Fig. 5a)
-and labelled as published; nothing in it is computed here.
+The paper's numbers for these cells are in ``cldiv.published``.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from cldiv.config import (SyntheticConfig, budget_overrides, budget_rerun_at, budget_seeds, check_choice,
-                          with_overrides)
+from cldiv.config import check_choice, with_overrides
+from cldiv.synthetic.config import SyntheticConfig, budget_overrides, budget_rerun_at, budget_seeds
 from cldiv.encoders import INVERSE_ENCODERS
+from cldiv.published import published
 from cldiv.generators import SYNTHETIC_PROCESSES
-from cldiv.train import scatter_latents
+from cldiv.synthetic.train import scatter_latents
 
 COLUMNS: dict[str, dict[str, Any]] = {
     "holds": {"encoder": "mlp", "d_fixed": 0, "loss": "infonce"},
@@ -42,66 +42,6 @@ COLUMN_TITLES = {
     "inverse": "+ inductive bias",
     "inverse_holds": "inverse, holds",
 }
-
-# ---------------------------------------------------------------------------------------------
-# Published numbers (mean, std over 5 runs), typed in from the paper. APE in the code's
-# convention (all n^2 pairs, divided by 2). None = N/A (no inverse encoder).
-# ---------------------------------------------------------------------------------------------
-_PUBLISHED_R2 = {  # Table 1
-    "identity": {"holds": (1.00, 0.00), "violated": (0.06, 0.03), "adapted": (0.63, 0.00), "inverse": (0.99, 0.00)},
-    "invertible_mlp": {"holds": (1.00, 0.00), "violated": (0.13, 0.12), "adapted": (0.60, 0.01), "inverse": None},
-    "linear": {"holds": (1.00, 0.00), "violated": (0.05, 0.06), "adapted": (0.65, 0.03), "inverse": (0.99, 0.00)},
-    "patches": {"holds": (0.99, 0.00), "violated": (0.25, 0.03), "adapted": (0.63, 0.02), "inverse": (0.88, 0.01)},
-    "spiral": {"holds": (1.00, 0.00), "violated": (0.72, 0.33), "adapted": (0.62, 0.01), "inverse": (1.00, 0.00)},
-}
-_PUBLISHED_HOLDS = {  # Table 3: MCC, APE (code convention), final loss
-    "identity": ((0.775, 0.060), (0.007, 0.001), (7.388, 0.007)),
-    "linear": ((0.854, 0.083), (0.007, 0.001), (7.386, 0.006)),
-    "invertible_mlp": ((0.822, 0.038), (0.010, 0.002), (7.383, 0.012)),
-    "patches": ((0.836, 0.060), (0.031, 0.001), (7.429, 0.019)),
-    "spiral": ((0.858, 0.041), (0.012, 0.001), (7.390, 0.011)),
-}
-_PUBLISHED_VIOLATED = {  # Tables 4-6: (violated, adapted, inverse) per metric
-    "mcc": {
-        "identity": ((0.143, 0.016), (0.607, 0.039), (0.801, 0.102)),
-        "linear": ((0.111, 0.075), (0.592, 0.085), (0.841, 0.094)),
-        "invertible_mlp": ((0.178, 0.116), (0.569, 0.048), None),
-        "patches": ((0.265, 0.018), (0.624, 0.035), (0.687, 0.014)),
-        "spiral": ((0.629, 0.294), (0.602, 0.044), (0.999, 0.001)),
-    },
-    "ape_code": {
-        "identity": ((0.322, 0.007), (0.152, 0.002), (0.047, 0.000)),
-        "linear": ((0.325, 0.012), (0.155, 0.002), (0.046, 0.000)),
-        "invertible_mlp": ((0.305, 0.034), (0.168, 0.003), None),
-        "patches": ((0.283, 0.008), (0.154, 0.002), (0.109, 0.003)),
-        "spiral": ((0.136, 0.115), (0.156, 0.002), (0.016, 0.003)),
-    },
-    "final_loss": {
-        "identity": ((5.709, 0.000), (6.689, 0.007), (6.058, 0.009)),
-        "linear": ((5.708, 0.001), (6.697, 0.005), (6.043, 0.009)),
-        "invertible_mlp": ((5.715, 0.002), (6.009, 0.006), None),
-        "patches": ((5.850, 0.021), (6.028, 0.009), (6.222, 0.007)),
-        "spiral": ((5.949, 0.140), (6.011, 0.012), (6.075, 0.014)),
-    },
-}
-#: Figure 5a (published): mean R^2 over processes.
-PUBLISHED_FIG5A = {"mlp": {"holds": 1.00, "violated": 0.25}, "inverse": {"holds": 0.79, "violated": 0.83}}
-
-
-def published(metric: str, column: str, process: str) -> tuple[float, float] | None:
-    """The paper's (mean, std) of ``metric`` for a cell, or None where it has no number.
-
-    metric: "r2" (Table 1), "mcc", "ape_code", "final_loss" (Tables 3-6).
-    """
-    if metric == "r2":
-        return _PUBLISHED_R2.get(process, {}).get(column)
-    if column == "holds":
-        index = {"mcc": 0, "ape_code": 1, "final_loss": 2}.get(metric)
-        return None if index is None or process not in _PUBLISHED_HOLDS else _PUBLISHED_HOLDS[process][index]
-    index = {"violated": 0, "adapted": 1, "inverse": 2}.get(column)
-    rows = _PUBLISHED_VIOLATED.get(metric, {})
-    return None if index is None or process not in rows else rows[process][index]
-
 
 # ---------------------------------------------------------------------------------------------
 # Cells and configs
@@ -236,18 +176,22 @@ def column_of(config: dict | SyntheticConfig) -> str:
 # ---------------------------------------------------------------------------------------------
 # Summaries
 # ---------------------------------------------------------------------------------------------
-def summarise(records: Iterable[dict], metrics: Iterable[str] = ("r2",)) -> dict:
-    """{(column, process): {metric: (mean, std, n)}} over seeds (std: population, as numpy)."""
-    groups: dict[tuple[str, str], list[dict]] = {}
+def summarise(records: Iterable[dict], metrics: Iterable[str] = ("r2",),
+              key: Callable[[dict], tuple] | None = None) -> dict:
+    """{key: {metric: (mean, std, n) or None}} over seeds (std: population, as numpy).
+
+    ``key(config)`` names a record's cell: (column, process) by default; sweeps group by grid fields.
+    """
+    key = key or (lambda config: (column_of(config), config["process"]))
+    groups: dict[tuple, list[dict]] = {}
     for record in records:
-        key = (column_of(record["config"]), record["config"]["process"])
-        groups.setdefault(key, []).append(record["metrics"])
+        groups.setdefault(key(record["config"]), []).append(record["metrics"])
     out = {}
-    for key, runs in groups.items():
-        out[key] = {}
+    for cell, runs in groups.items():
+        out[cell] = {}
         for metric in metrics:
             values = np.array([run[metric] for run in runs if metric in run], dtype=float)
-            out[key][metric] = (float(values.mean()), float(values.std()), len(values)) if len(values) else None
+            out[cell][metric] = (float(values.mean()), float(values.std()), len(values)) if len(values) else None
     return out
 
 

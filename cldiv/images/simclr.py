@@ -3,11 +3,11 @@
 The image experiment asks whether the paper's synthetic findings carry over: augmentations
 are the positive conditional P(x~ | x), so restricting them (Crop only, All w/o crop) restricts
 the support of the positives -- diversity (Definition 3.1) is violated more -- and encoders of
-more inductive bias (ResNet-18 > ViT > MLP) should lose less. Protocol (paper; **code** notes
-in PAPER.md Section 5): randomly initialised encoder with 512-d normalised output, no projection
+more inductive bias (ResNet-18 > ViT > MLP) should lose less. Protocol (the paper; where the authors' code differs,
+the cifar10 chapter says so): randomly initialised encoder with 512-d normalised output, no projection
 head; each batch of B images gives two views; NT-Xent (:func:`nt_xent`) with tau = 0.5 over
 the 2B x 2B similarity matrix; Adam (lr 3e-4, weight decay 1e-4, no schedule), batch 2000,
-200 epochs; then a linear probe on frozen features (``cldiv.linear_probe``).
+200 epochs; then a linear probe on frozen features (``cldiv.images.probe``).
 
 Views: ``views="one_augmented"`` is the authors' protocol, view 1 the un-augmented image and
 view 2 its augmentation; ``"two_augmented"`` is standard SimCLR (both views augmented
@@ -16,7 +16,7 @@ independently). Both views go through the encoder as one batch of 2B images.
 Evaluation: the encoder's features of the (un-augmented) training and test images, computed
 with the encoder in eval mode (``probe_mode="eval"``); ``"train"`` reproduces the authors'
 code, which left the encoder in train mode (BatchNorm on batch statistics, dropout active).
-On the generated image set (``cldiv.images``) the per-factor latent R^2 is measured as well,
+On the generated image set (``cldiv.images.data``) the per-factor latent R^2 is measured as well,
 and both are also measured at initialisation, the baseline that training has to beat.
 """
 
@@ -29,14 +29,16 @@ from typing import Any, ClassVar
 
 import torch
 import torch.nn.functional as F
+from tqdm import tqdm
 
-from cldiv.augment import REGIME_VARIANTS, REGIMES, augment_batch, regime_transforms
+from cldiv.images import DATASETS, IMAGE_ENCODERS, REGIMES
+from cldiv.images.augment import REGIME_VARIANTS, augment_batch, regime_transforms
 from cldiv.config import check_choice, check_positive, check_range
-from cldiv.image_encoders import IMAGE_ENCODERS, make_image_encoder, parameter_count
-from cldiv.images import DATASETS, load_images
-from cldiv.linear_probe import latent_r2, linear_probe
+from cldiv.images.encoders import make_image_encoder, parameter_count
+from cldiv.images.data import load_images
+from cldiv.images.probe import latent_r2, linear_probe
 
-__all__ = ["BUDGETS", "PAPER_SIZES", "PUBLISHED_FIGURE3", "SimCLRConfig", "nt_xent", "run_simclr", "simclr_configs", "train_simclr"]
+__all__ = ["BUDGETS", "PAPER_SIZES", "SimCLRConfig", "nt_xent", "run_simclr", "simclr_configs", "train_simclr"]
 
 VIEWS = ("one_augmented", "two_augmented")
 PROBE_MODES = ("eval", "train")
@@ -46,7 +48,7 @@ PROBE_MODES = ("eval", "train")
 class SimCLRConfig:
     """One SimCLR run and its linear evaluation (Section 5). Defaults are the paper's protocol.
 
-    width, depth: encoder size (see ``cldiv.image_encoders.make_image_encoder``; the paper's
+    width, depth: encoder size (see ``cldiv.images.encoders.make_image_encoder``; the paper's
     sizes are in :data:`PAPER_SIZES`). n_train / n_test: images used (None: the whole split,
     50,000 / 10,000). data_seed fixes the subset (CIFAR-10) or the generated images (shapes);
     seed fixes the initialisation, the batches and the augmentations.
@@ -120,15 +122,6 @@ BUDGETS: dict[str, dict[str, Any]] = {
         "overrides": {"n_train": 256, "n_test": 256, "epochs": 2, "batch_size": 64, "probe_epochs": 10,
                       "probe_standardize": True},
     },
-}
-
-
-#: Figure 3 of the paper: linear-probe accuracy (%) on CIFAR-10, mean and std over 5 runs at the
-#: best probe epoch. The ViT values are read off the figure (no std published).
-PUBLISHED_FIGURE3: dict[tuple[str, str], tuple[float, float | None]] = {
-    ("resnet18", "all"): (55.4, 1.3), ("resnet18", "crop"): (37.2, 0.5), ("resnet18", "no_crop"): (35.5, 0.6),
-    ("vit", "all"): (54.0, None), ("vit", "crop"): (41.0, None), ("vit", "no_crop"): (32.0, None),
-    ("mlp", "all"): (42.3, 0.9), ("mlp", "crop"): (39.9, 0.1), ("mlp", "no_crop"): (33.0, 0.2),
 }
 
 
@@ -221,7 +214,8 @@ def train_simclr(config: SimCLRConfig, train, device: str | torch.device, *, pro
     optimiser = torch.optim.Adam(encoder.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     n = len(train)
     losses = []
-    for epoch in range(config.epochs):
+    bar = tqdm(range(config.epochs), disable=None if progress else True, desc="SimCLR epochs", leave=False)
+    for epoch in bar:
         encoder.train()
         order = torch.randperm(n, generator=rng)
         total, count = 0.0, 0
@@ -240,8 +234,7 @@ def train_simclr(config: SimCLRConfig, train, device: str | torch.device, *, pro
             optimiser.step()
             total, count = total + loss.item() * len(idx), count + len(idx)
         losses.append(total / count)
-        if progress:
-            print(f"  epoch {epoch + 1}/{config.epochs}: NT-Xent {losses[-1]:.4f}", flush=True)
+        bar.set_postfix(nt_xent=f"{losses[-1]:.4f}")
     return encoder, losses
 
 

@@ -24,10 +24,11 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from cldiv.images import IMAGE_ENCODERS
+
 __all__ = ["IMAGE_ENCODERS", "ENCODER_LABELS", "MLPEncoder", "ResNetEncoder", "ViTEncoder",
            "make_image_encoder", "parameter_count"]
 
-IMAGE_ENCODERS = ("resnet18", "vit", "mlp")
 ENCODER_LABELS = {"resnet18": "ResNet-18", "vit": "ViT", "mlp": "MLP"}
 STEMS = ("imagenet", "cifar")
 

@@ -25,7 +25,7 @@ import torch
 from cldiv import __version__
 from cldiv.config import Config, config_hash, hashed_fields
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def git_commit() -> str:

@@ -20,8 +20,8 @@ from typing import Any
 
 import nbformat
 
-from cldiv.chapters import execute_chapter
-from cldiv.store import REPO_ROOT
+from cldiv.book.chapters import execute_chapter
+from cldiv.book.store import REPO_ROOT
 
 GOLDEN_DIR = REPO_ROOT / "tests" / "golden"
 GOLDEN_STORE = GOLDEN_DIR / "results"
@@ -39,7 +39,7 @@ def golden_parameters() -> dict[str, dict[str, Any]]:
 
 def spread_configs() -> list:
     """The configs of ``SPREAD_CELLS`` at the smoke budget, seeds 0 .. SPREAD_SEEDS - 1."""
-    from cldiv.tables import cell_config
+    from cldiv.synthetic.table1 import cell_config
 
     return [cell_config(column, process, seed, "smoke")
             for column, process in SPREAD_CELLS for seed in range(SPREAD_SEEDS)]
@@ -67,8 +67,8 @@ def write_golden(name: str) -> Path:
 
 def write_spread_runs() -> None:
     """Train (or load) ``spread_configs()`` into the golden store."""
-    from cldiv.store import ResultStore
-    from cldiv.train import run_all
+    from cldiv.book.store import ResultStore
+    from cldiv.synthetic.train import run_all
 
     run_all(spread_configs(), ResultStore(GOLDEN_STORE), progress=False)
 

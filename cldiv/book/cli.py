@@ -20,6 +20,9 @@ import sys
 import time
 from typing import Any
 
+from cldiv.config import BUDGETS
+from cldiv.images import DATASETS, IMAGE_ENCODERS, REGIMES
+
 
 def parse_value(text: str) -> Any:
     """A command-line value as a Python literal if it is one (2, 0.5, [1, 2], True), else a string."""
@@ -30,7 +33,7 @@ def parse_value(text: str) -> Any:
 
 
 def _chapter(args: argparse.Namespace) -> None:
-    from cldiv import chapters
+    from cldiv.book import chapters
 
     params = {name: parse_value(value) for name, value in args.param}
     out = chapters.execute_chapter(args.name, params, args.output or f"{args.name}.ipynb")
@@ -38,7 +41,7 @@ def _chapter(args: argparse.Namespace) -> None:
 
 
 def _golden(args: argparse.Namespace) -> None:
-    from cldiv import golden
+    from cldiv.book import golden
 
     if args.retrain:
         if args.names:
@@ -50,7 +53,7 @@ def _golden(args: argparse.Namespace) -> None:
 
 
 def _list(args: argparse.Namespace) -> None:
-    from cldiv import chapters
+    from cldiv.book import chapters
 
     for name in chapters.chapter_names():
         print(f"{name}: {chapters.chapter_parameters(name)}")
@@ -58,8 +61,8 @@ def _list(args: argparse.Namespace) -> None:
 
 def _synthetic(args: argparse.Namespace) -> None:
     from cldiv.generators import SYNTHETIC_PROCESSES
-    from cldiv.tables import COLUMNS, companion_configs, markdown_table, summarise, table_configs
-    from cldiv.train import run_all
+    from cldiv.synthetic.table1 import COLUMNS, companion_configs, markdown_table, summarise, table_configs
+    from cldiv.synthetic.train import run_all
 
     overrides = {name: parse_value(value) for name, value in args.set}
     kwargs = {"processes": args.processes} if args.processes else {}
@@ -67,7 +70,7 @@ def _synthetic(args: argparse.Namespace) -> None:
                             **kwargs, **overrides)
     start = time.perf_counter()
     if args.batched:
-        from cldiv.batched import run_batched
+        from cldiv.synthetic.batched import run_batched
 
         records = run_batched(configs)
     else:
@@ -83,7 +86,7 @@ def _synthetic(args: argparse.Namespace) -> None:
 def _bench(args: argparse.Namespace) -> None:
     import json
 
-    from cldiv.bench import format_report, run_benchmark
+    from cldiv.synthetic.bench import format_report, run_benchmark
 
     report = run_benchmark(args.batch, args.iterations, memory=not args.no_memory, threads=args.threads)
     print(json.dumps(report) if args.json else format_report(report))
@@ -91,7 +94,7 @@ def _bench(args: argparse.Namespace) -> None:
 
 def _gpu_run(args: argparse.Namespace) -> None:
     """Table 1's cells at a budget on the device at hand, stopping before --max-minutes."""
-    from cldiv.gpu_run import gpu_run
+    from cldiv.synthetic.gpu_run import gpu_run
 
     report = gpu_run(args.budget, args.columns, args.processes, args.seeds, max_minutes=args.max_minutes,
                      device=args.device)
@@ -105,8 +108,8 @@ def _simclr(args: argparse.Namespace) -> None:
 
     import torch
 
-    from cldiv.simclr import run_simclr, simclr_configs
-    from cldiv.store import ResultStore
+    from cldiv.images.simclr import run_simclr, simclr_configs
+    from cldiv.book.store import ResultStore
 
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -128,7 +131,7 @@ def _simclr(args: argparse.Namespace) -> None:
 
 def _sweep(args: argparse.Namespace) -> None:
     """Run (or load) a named sweep of Section 4 into the result store and print its summary."""
-    from cldiv.sweeps import format_summary, run_named_sweep
+    from cldiv.synthetic.sweeps import format_summary, run_named_sweep
 
     params = {name: parse_value(value) for name, value in args.param}
     start = time.perf_counter()
@@ -157,8 +160,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("synthetic", help="run (or load) the synthetic benchmark's cells for a budget",
                        description="Run (or load) Table 1's cells; without --columns, --seeds or --set, also "
-                       "the other runs the synthetic and errata chapters show (cldiv.tables.companion_configs).")
-    p.add_argument("--budget", default="cpu", help="paper, cpu or smoke (default: cpu)")
+                       "the other runs the synthetic and errata chapters show (cldiv.synthetic.table1.companion_configs).")
+    p.add_argument("--budget", default="cpu", choices=BUDGETS, help="named budget (default: cpu)")
     p.add_argument("--processes", nargs="*", help="generative processes (default: all five)")
     p.add_argument("--seeds", type=int, help="runs per cell (default: the budget's)")
     p.add_argument("--columns", nargs="*", help="holds violated adapted inverse inverse_holds (default: all)")
@@ -182,7 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Check the device and one training step against the CPU, then train the "
                        "missing runs of the chosen cells in batched groups into the result store, stopping "
                        "before --max-minutes with only complete results. Call again to resume.")
-    p.add_argument("--budget", default="paper", help="paper, cpu or smoke (default: paper)")
+    p.add_argument("--budget", default="paper", choices=BUDGETS, help="named budget (default: paper)")
     p.add_argument("--columns", nargs="+", default=["holds", "violated", "inverse"],
                    help="InfoNCE columns of Table 1: holds violated inverse inverse_holds (default: the first three)")
     p.add_argument("--processes", nargs="+", default=None, help="generative processes (default: all five)")
@@ -193,7 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("sweep", help="run (or load) a named sweep of Section 4 into the result store")
     p.add_argument("name", help="constraint_ratio or progressive_violation")
-    p.add_argument("--budget", default="cpu", help="paper, cpu or smoke (default: cpu)")
+    p.add_argument("--budget", default="cpu", choices=BUDGETS, help="named budget (default: cpu)")
     p.add_argument("--executor", default="local", help="local (process pool) or ray (default: local)")
     p.add_argument("--address", help="Ray cluster address (default: $RAY_ADDRESS, else a local instance)")
     p.add_argument("--workers", type=int, help="local processes (default: one per CPU core)")
@@ -206,13 +209,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("list", help="list chapters and their parameters")
     p.set_defaults(func=_list)
 
-    from cldiv.augment import REGIMES
-    from cldiv.image_encoders import IMAGE_ENCODERS
-    from cldiv.images import DATASETS
-    from cldiv.simclr import BUDGETS
-
     p = sub.add_parser("simclr", help="run the SimCLR image experiment (Figure 3) into the result store")
-    p.add_argument("--budget", default="cpu", choices=sorted(BUDGETS), help="named budget (default: cpu)")
+    p.add_argument("--budget", default="cpu", choices=BUDGETS, help="named budget (default: cpu)")
     p.add_argument("--dataset", default="shapes", choices=DATASETS, help="image data set (default: shapes)")
     p.add_argument("--encoders", nargs="+", default=list(IMAGE_ENCODERS), choices=IMAGE_ENCODERS)
     p.add_argument("--regimes", nargs="+", default=list(REGIMES), choices=REGIMES)

@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from cldiv.config import SyntheticConfig
-from cldiv.store import ResultStore
-from cldiv.sweep import grid, run_sweep
+from cldiv.synthetic.config import SyntheticConfig
+from cldiv.book.store import ResultStore
+from cldiv.book.executor import grid, run_sweep
 
 
 def slow_square(config):
@@ -53,10 +53,10 @@ SCRIPT = textwrap.dedent(
     """
     import sys
     sys.path.insert(0, {tests!r})
-    from test_sweep import slow_square
-    from cldiv.config import SyntheticConfig
-    from cldiv.store import ResultStore
-    from cldiv.sweep import grid, run_sweep
+    from test_executor import slow_square
+    from cldiv.synthetic.config import SyntheticConfig
+    from cldiv.book.store import ResultStore
+    from cldiv.book.executor import grid, run_sweep
     run_sweep(grid(SyntheticConfig(), seed=range(8)), slow_square, store=ResultStore({root!r}),
               workers=2, progress=False)
     """

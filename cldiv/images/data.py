@@ -36,6 +36,8 @@ from pathlib import Path
 
 import torch
 
+from cldiv.images import DATASETS
+
 __all__ = [
     "CIFAR10_CLASSES",
     "DATASETS",
@@ -51,7 +53,6 @@ __all__ = [
     "shapes_dataset",
 ]
 
-DATASETS = ("cifar10", "shapes")
 SPLITS = ("train", "test")
 
 CIFAR10_CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")

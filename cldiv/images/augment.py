@@ -33,9 +33,10 @@ import torch
 import torch.nn.functional as F
 from torchvision.transforms import v2
 
+from cldiv.images import REGIMES
+
 __all__ = ["REGIMES", "REGIME_VARIANTS", "REGIME_LABELS", "augment_batch", "regime_transforms"]
 
-REGIMES = ("all", "crop", "no_crop")
 REGIME_VARIANTS = ("paper", "code")
 REGIME_LABELS = {"all": "All", "crop": "Crop only", "no_crop": "All w/o crop"}
 
@@ -187,13 +188,18 @@ def _first_valid(ok: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return found, ok.to(torch.int64).argmax(1)
 
 
+def _candidate_sides(n: int, H: int, W: int, scale, ratio, rng: torch.Generator):
+    """10 candidate boxes per image, as torchvision draws them: area fraction uniform in ``scale``,
+    log aspect ratio uniform in log ``ratio``. Returns the (n, 10) rounded sides
+    sqrt(area * aspect) and sqrt(area / aspect)."""
+    target = H * W * _uniform(n * 10, *scale, rng).view(n, 10)
+    aspect = torch.exp(_uniform(n * 10, math.log(ratio[0]), math.log(ratio[1]), rng)).view(n, 10)
+    return torch.sqrt(target * aspect).round(), torch.sqrt(target / aspect).round()
+
+
 def _sample_crop_boxes(n: int, H: int, W: int, scale, ratio, rng: torch.Generator):
     """RandomResizedCrop's box law (10 attempts, then a central fallback), per image."""
-    area = H * W
-    target = area * _uniform(n * 10, *scale, rng).view(n, 10)
-    aspect = torch.exp(_uniform(n * 10, math.log(ratio[0]), math.log(ratio[1]), rng)).view(n, 10)
-    w = torch.sqrt(target * aspect).round()
-    h = torch.sqrt(target / aspect).round()
+    w, h = _candidate_sides(n, H, W, scale, ratio, rng)
     found, k = _first_valid((w > 0) & (w <= W) & (h > 0) & (h <= H))
     w = w.gather(1, k[:, None]).squeeze(1).long()
     h = h.gather(1, k[:, None]).squeeze(1).long()
@@ -215,11 +221,7 @@ def _sample_crop_boxes(n: int, H: int, W: int, scale, ratio, rng: torch.Generato
 
 def _sample_erase_boxes(n: int, H: int, W: int, scale, ratio, rng: torch.Generator):
     """RandomErasing's box law (10 attempts; none valid: nothing erased), per image."""
-    area = H * W
-    target = area * _uniform(n * 10, *scale, rng).view(n, 10)
-    aspect = torch.exp(_uniform(n * 10, math.log(ratio[0]), math.log(ratio[1]), rng)).view(n, 10)
-    h = torch.sqrt(target * aspect).round()
-    w = torch.sqrt(target / aspect).round()
+    h, w = _candidate_sides(n, H, W, scale, ratio, rng)
     found, k = _first_valid((h < H) & (w < W))
     h = torch.where(found, h.gather(1, k[:, None]).squeeze(1), 0).long()
     w = torch.where(found, w.gather(1, k[:, None]).squeeze(1), 0).long()

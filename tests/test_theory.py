@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from cldiv import asymptotics as asy
+from cldiv import theory as asy
 from cldiv.metrics import affine_r2
 from cldiv.sphere import log_vmf_normaliser, uniform_sphere, vmf
 

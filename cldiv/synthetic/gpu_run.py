@@ -8,7 +8,7 @@ A GPU is lent to this project rarely and briefly, so the run must not waste it. 
    tolerance, or stop before training anything;
 3. train the missing runs of the chosen cells (default: Table 1's holds, violated and
    inverse-encoder cells, 14 cells x 5 seeds at the ``paper`` budget) in batched groups sized to
-   the free memory (``cldiv.batched.plan_groups``), writing each finished run to the result store
+   the free memory (``cldiv.synthetic.batched.plan_groups``), writing each finished run to the result store
    with its provenance (device name, float32 matmul precision);
 4. stop before the wall-time limit: a group is started only if the throughput measured so far
    says it will end in time, and a group still running at the limit is abandoned whole, so that
@@ -26,11 +26,11 @@ from typing import Any, Callable, Iterable
 
 import torch
 
-from cldiv.batched import DeadlinePassed, batched_losses, free_memory_bytes, plan_groups, stack_encoders, train_batched
-from cldiv.config import SyntheticConfig
+from cldiv.synthetic.batched import DeadlinePassed, batched_losses, free_memory_bytes, plan_groups, stack_encoders, train_batched
+from cldiv.synthetic.config import SyntheticConfig
 from cldiv.generators import SYNTHETIC_PROCESSES
-from cldiv.tables import cell_config, table_configs
-from cldiv.train import DATA_STREAM, build_model, contrastive_loss, default_device, random_stream, sample_batch
+from cldiv.synthetic.table1 import cell_config, table_configs
+from cldiv.synthetic.train import DATA_STREAM, build_model, contrastive_loss, default_device, random_stream, sample_batch
 
 #: Table 1's cells trained at the paper's protocol on a GPU (the adapted column encodes N x M
 #: negatives a step and is left to the per-run trainer).
@@ -86,7 +86,7 @@ def gpu_run(
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
     """Train the missing runs of the chosen cells; return a report (module docstring)."""
-    from cldiv.store import ResultStore
+    from cldiv.book.store import ResultStore
 
     deadline = None if max_minutes is None else clock() + 60 * max_minutes
     device = device or default_device()

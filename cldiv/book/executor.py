@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable
 from tqdm import tqdm
 
 from cldiv.config import Config, check_choice, with_overrides
-from cldiv.store import ResultStore
+from cldiv.book.store import ResultStore
 
 EXECUTORS = ("local", "ray")
 
@@ -101,7 +101,7 @@ def run_sweep(
     pending = [c for c in configs if store.load(c) is None]
     for config in pending[:1]:
         store.check_writable(config)
-    with tqdm(total=len(configs), initial=len(configs) - len(pending), disable=not progress,
+    with tqdm(total=len(configs), initial=len(configs) - len(pending), disable=None if progress else True,
               desc="sweep", unit="run") as bar:
         if pending and executor == "local":
             _run_local(pending, run, store, workers or min(len(pending), os.cpu_count() or 1), bar)

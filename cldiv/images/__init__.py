@@ -1,0 +1,17 @@
+"""Figure 3: SimCLR on images (Section 5), with a generated data set of known latents.
+
+- ``data``: CIFAR-10 (torchvision) and the generated ``shapes`` set;
+- ``augment``: the three augmentation regimes, batched on the tensor;
+- ``encoders``: ResNet-18, ViT and MLP image encoders;
+- ``simclr``: the SimCLR config, budgets and training;
+- ``probe``: the linear probe and the latent regression.
+
+The names of the choices live here, so that the ``cldiv`` command lists them without importing torch.
+"""
+
+#: Augmentation regimes: All, Crop only, All w/o crop.
+REGIMES = ("all", "crop", "no_crop")
+#: Image encoders, most inductive bias first.
+IMAGE_ENCODERS = ("resnet18", "vit", "mlp")
+#: Data sets: CIFAR-10 (the paper's) and the generated shapes.
+DATASETS = ("cifar10", "shapes")

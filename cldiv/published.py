@@ -1,0 +1,77 @@
+"""Every number typed from the paper, once, with the table or figure it comes from.
+
+Zaliaduonis, Putzky, Richter, Gatidis, *The Loss Is Not Enough* (ICML 2026): mean and standard
+deviation over the paper's 5 runs. Nothing here is computed; everything else in cldiv and the book
+that shows a published number reads it from this module.
+
+Synthetic benchmark (Section 3): APE in the authors' code's convention (all n^2 pairs, divided
+by 2); None = N/A (the Invertible MLP has no inverse encoder). CIFAR-10 (Figure 3): linear-probe
+accuracy in %, best probe epoch; the ViT values are read off the figure (no sd published: None).
+"""
+
+from __future__ import annotations
+
+#: Table 1: R^2 per process and column (holds, violated, adapted, inverse = + inductive bias).
+TABLE1_R2 = {
+    "identity": {"holds": (1.00, 0.00), "violated": (0.06, 0.03), "adapted": (0.63, 0.00), "inverse": (0.99, 0.00)},
+    "invertible_mlp": {"holds": (1.00, 0.00), "violated": (0.13, 0.12), "adapted": (0.60, 0.01), "inverse": None},
+    "linear": {"holds": (1.00, 0.00), "violated": (0.05, 0.06), "adapted": (0.65, 0.03), "inverse": (0.99, 0.00)},
+    "patches": {"holds": (0.99, 0.00), "violated": (0.25, 0.03), "adapted": (0.63, 0.02), "inverse": (0.88, 0.01)},
+    "spiral": {"holds": (1.00, 0.00), "violated": (0.72, 0.33), "adapted": (0.62, 0.01), "inverse": (1.00, 0.00)},
+}
+#: Table 3 (diversity holds, MLP): (MCC, APE, final loss) per process.
+TABLE3 = {
+    "identity": ((0.775, 0.060), (0.007, 0.001), (7.388, 0.007)),
+    "linear": ((0.854, 0.083), (0.007, 0.001), (7.386, 0.006)),
+    "invertible_mlp": ((0.822, 0.038), (0.010, 0.002), (7.383, 0.012)),
+    "patches": ((0.836, 0.060), (0.031, 0.001), (7.429, 0.019)),
+    "spiral": ((0.858, 0.041), (0.012, 0.001), (7.390, 0.011)),
+}
+#: Tables 4-6 (diversity violated): metric -> process -> (violated, adapted, inverse).
+TABLES4_6 = {
+    "mcc": {
+        "identity": ((0.143, 0.016), (0.607, 0.039), (0.801, 0.102)),
+        "linear": ((0.111, 0.075), (0.592, 0.085), (0.841, 0.094)),
+        "invertible_mlp": ((0.178, 0.116), (0.569, 0.048), None),
+        "patches": ((0.265, 0.018), (0.624, 0.035), (0.687, 0.014)),
+        "spiral": ((0.629, 0.294), (0.602, 0.044), (0.999, 0.001)),
+    },
+    "ape_code": {
+        "identity": ((0.322, 0.007), (0.152, 0.002), (0.047, 0.000)),
+        "linear": ((0.325, 0.012), (0.155, 0.002), (0.046, 0.000)),
+        "invertible_mlp": ((0.305, 0.034), (0.168, 0.003), None),
+        "patches": ((0.283, 0.008), (0.154, 0.002), (0.109, 0.003)),
+        "spiral": ((0.136, 0.115), (0.156, 0.002), (0.016, 0.003)),
+    },
+    "final_loss": {
+        "identity": ((5.709, 0.000), (6.689, 0.007), (6.058, 0.009)),
+        "linear": ((5.708, 0.001), (6.697, 0.005), (6.043, 0.009)),
+        "invertible_mlp": ((5.715, 0.002), (6.009, 0.006), None),
+        "patches": ((5.850, 0.021), (6.028, 0.009), (6.222, 0.007)),
+        "spiral": ((5.949, 0.140), (6.011, 0.012), (6.075, 0.014)),
+    },
+}
+#: Figure 5a: mean R^2 over processes, per encoder and condition.
+FIGURE5A = {"mlp": {"holds": 1.00, "violated": 0.25}, "inverse": {"holds": 0.79, "violated": 0.83}}
+
+#: Figure 3: SimCLR linear-probe accuracy (%) on CIFAR-10, (encoder, regime) -> (mean, sd or None).
+FIGURE3: dict[tuple[str, str], tuple[float, float | None]] = {
+    ("resnet18", "all"): (55.4, 1.3), ("resnet18", "crop"): (37.2, 0.5), ("resnet18", "no_crop"): (35.5, 0.6),
+    ("vit", "all"): (54.0, None), ("vit", "crop"): (41.0, None), ("vit", "no_crop"): (32.0, None),
+    ("mlp", "all"): (42.3, 0.9), ("mlp", "crop"): (39.9, 0.1), ("mlp", "no_crop"): (33.0, 0.2),
+}
+
+
+def published(metric: str, column: str, process: str) -> tuple[float, float] | None:
+    """The paper's (mean, std) of ``metric`` for a cell, or None where it has no number.
+
+    metric: "r2" (Table 1), "mcc", "ape_code", "final_loss" (Tables 3-6).
+    """
+    if metric == "r2":
+        return TABLE1_R2.get(process, {}).get(column)
+    if column == "holds":
+        index = {"mcc": 0, "ape_code": 1, "final_loss": 2}.get(metric)
+        return None if index is None or process not in TABLE3 else TABLE3[process][index]
+    index = {"violated": 0, "adapted": 1, "inverse": 2}.get(column)
+    rows = TABLES4_6.get(metric, {})
+    return None if index is None or process not in rows else rows[process][index]
