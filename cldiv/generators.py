@@ -162,6 +162,10 @@ class Patches(nn.Module):
     -pi / max(1, K - k); ``variant="code"``: band k = ceil(|z_3| K) - 1 (|z_3| in the
     k-th of K equal bins of [0, 1], right-closed), angle +pi / max(1, K - k), i.e.
     pi/4, pi/3, pi/2, pi for K = 4, and the output is clamped to [-1, 1].
+    At exactly z_3 = 0 (probability zero, but reachable with hand-made inputs such as
+    z = (1, 0, 0)) the right-closed bins leave |z_3| in none of them: the authors'
+    ``torch.bucketize`` then gives bucket -1 and the angle pi / 5, which is no band's angle; we
+    put it in the first band (pi / 4), so that P has exactly K angles.
     Norm-preserving but discontinuous at band edges. P keeps z_3, so the band is read
     off the output and ``inverse`` undoes the three steps in reverse order.
     """

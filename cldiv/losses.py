@@ -44,7 +44,8 @@ def _loss_from_logits(logits: torch.Tensor) -> torch.Tensor:
 
 
 # Rows of the (N, M) logit matrix handled at once by ``info_nce``'s forward pass: a block of
-# _BLOCK_ELEMENTS float32 logits (1 MiB) stays in cache between the ops that use it.
+# _BLOCK_ELEMENTS float32 logits (1 MiB) stays in cache between the ops that use it. The blocks
+# are written into one (N, M) matrix of softmax weights, which the backward pass needs.
 _BLOCK_ELEMENTS = 1 << 18
 
 
@@ -111,7 +112,9 @@ def info_nce(
     N anchors. This matches the paper's L_CL(h; tau, M) with the negatives drawn once per
     batch and shared by every anchor (the authors' code uses a fresh batch of uniform points).
     With M uniform negatives, loss - log M converges to the cross-entropy of Theorem 3.3.
-    Evaluated block by block (``_SharedNegativeInfoNCE``), never holding all N x M logits.
+    Evaluated block by block (``_SharedNegativeInfoNCE``): the exponentials are taken one row block
+    at a time, in cache, but the (N, M) softmax weights are kept for the backward pass, so memory
+    is O(N M) -- one float matrix, with no further N x M copies (logits, scaled logits, gradient).
 
     Args:
         anchor: (N, d) anchor embeddings.

@@ -97,12 +97,18 @@ def vmf(mu: Tensor, kappa: float | Tensor, generator: torch.Generator | None = N
     z~ = w mu + sqrt(1 - w^2) t with w from Wood's algorithm and t uniform on the unit
     sphere orthogonal to mu.
     For k = 1 the 'sphere' is {-1, 1} and z~ = mu with probability sigmoid(2 kappa).
+
+    mu is renormalised in float64 first: a mean direction that is a unit vector only to float32
+    precision would make t - (t.mu) mu not quite orthogonal to mu, and on S^1, where the
+    orthogonal part can be tiny, normalising t would magnify that error (points up to 0.09 off
+    the circle in 10^6 draws). The authors' sampler has the same flaw.
     """
     _check_kappa(kappa)
     if mu.ndim != 2:
         raise ValueError(f"mu must have shape (n, k); got {tuple(mu.shape)}")
     n, k = mu.shape
     mu64 = mu.to(torch.float64)
+    mu64 = mu64 / mu64.norm(dim=1, keepdim=True)
     kappa = torch.as_tensor(kappa, dtype=torch.float64, device=mu.device).expand(n)
     if k == 1:
         keep = torch.rand(n, generator=generator, dtype=torch.float64, device=mu.device)

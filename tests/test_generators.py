@@ -64,6 +64,15 @@ def test_patches_band_angles_follow_paper_and_code_variants():
     assert torch.allclose(code, expected)
 
 
+def test_patches_at_exactly_z3_zero_is_in_the_first_band_not_the_authors_bucket_minus_one():
+    """The authors' bucketize puts |z_3| = 0 in bucket -1 (angle pi / 5, no band's angle); we use band 0."""
+    angle = Patches(variant="code").band_angle(torch.tensor([0.0, -0.0]))
+    assert torch.allclose(angle, torch.full((2,), math.pi / 4))
+    z = torch.tensor([[1.0, 0.0, 0.0]])
+    g = Patches(variant="code")
+    assert torch.allclose(g.inverse(g(z)), z, atol=1e-6)
+
+
 @pytest.mark.parametrize("variant", ["paper", "code"])
 def test_patches_is_discontinuous_across_a_band_edge(variant):
     g = Patches(variant=variant)

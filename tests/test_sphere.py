@@ -135,3 +135,18 @@ def test_restricted_vmf_exact_density_concentrates_by_kappa_r_squared():
     zt = restricted_vmf(z, 1, kappa, gen(18), exact_density=True)
     cos = (z[:, 1:] * zt[:, 1:]).sum(1) / 0.36
     assert abs(cos.mean().item() - mean_resultant_length(2, kappa * 0.36)) < 0.01
+
+
+def test_vmf_on_the_circle_stays_on_it_for_a_mean_direction_unit_only_to_float32():
+    """A float32-normalised mu is unit only to ~1e-7; without renormalising it in float64 the
+    tangent projection is not orthogonal to mu and S^1 samples land up to 9e-2 off the circle."""
+    g = torch.Generator().manual_seed(0)
+    mu = torch.nn.functional.normalize(torch.randn(200_000, 2, generator=g), dim=1)
+    assert (vmf(mu, 1 / 0.3, g).norm(dim=1) - 1).abs().max() < 1e-6
+
+
+def test_restricted_positives_on_s2_keep_the_radius_of_v_to_float_precision():
+    g = torch.Generator().manual_seed(1)
+    z = uniform_sphere(200_000, 3, g)
+    positive = restricted_vmf(z, 1, 1 / 0.3, g)
+    assert (positive[:, 1:].norm(dim=1) - z[:, 1:].norm(dim=1)).abs().max() < 1e-6

@@ -16,7 +16,7 @@ The verdict rules and which runs count are in ``cldiv.book.verdicts``.
 from __future__ import annotations
 
 import statistics
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
@@ -29,6 +29,7 @@ from cldiv.generators import SYNTHETIC_PROCESSES
 from cldiv.published import FIGURE3, FIGURE5A, published as published_cell
 from cldiv.synthetic import table1 as tables
 from cldiv.synthetic.config import budget_seeds
+from cldiv.synthetic.convergence import converged
 
 __all__ = ["Claim", "Row", "CLAIMS", "scorecard", "verdict_rules", "VERDICTS"]
 
@@ -58,6 +59,8 @@ class Row:
     verdict: str
     paper: str
     ours: str
+    shape: str
+    disagreements: tuple[str, ...]
 
 
 # ----------------------------------------------------------------------------- synthetic benchmark
@@ -94,7 +97,8 @@ def _table_assessment(store: ResultStore, columns: Sequence[str], metrics: Seque
                 value = published_cell(metric, column, process)
                 runs = found.get((column, process), (None, []))[1]
                 values = metric_values(runs, metric, loss_negatives)
-                tally.add(values, value, metric)
+                tally.add(values, value, metric, converged=all_converged(runs),
+                          label=f"{tables.COLUMN_TITLES[column]} / {process} / {METRIC_LABELS[metric]}")
                 incomparable += bool(runs and not values and value is not None)
                 if value is not None:
                     published.append(value[0])
@@ -115,12 +119,33 @@ def _table_assessment(store: ResultStore, columns: Sequence[str], metrics: Seque
             if incomparable else "")
     ours = "; ".join(our_parts) + (extra(found) if extra else "") + f" ({tally.cells}{note})"
     verdict = tally.verdict if tally.n_run else "measured"
-    return Assessment(verdict, describe_budget(found.values()), paper, ours)
+    return Assessment(verdict, describe_budget(found.values()), paper, ours,
+                      disagreements=tuple(tally.disagreements))
+
+
+def all_converged(runs: list[dict]) -> bool:
+    """Whether every run of a cell has converged (``cldiv.synthetic.convergence``)."""
+    return all(converged(run) for run in runs)
 
 
 def assess_table1(store: ResultStore) -> Assessment:
-    """Table 1: R^2 of h = f o g, five processes x {holds, violated, adapted, + inductive bias}."""
-    return _table_assessment(store, tables.TABLE1_COLUMNS, ["r2"])
+    """Table 1: R^2 of h = f o g, five processes x {holds, violated, adapted, + inductive bias}.
+
+    Shape: the orderings the paper's table shows (``cldiv.synthetic.table1.shape_checks``), on our
+    means, for the processes whose four cells were all run.
+    """
+    assessment = _table_assessment(store, tables.TABLE1_COLUMNS, ["r2"])
+    found = find_runs(store, table_cells(tables.TABLE1_COLUMNS))
+    processes = [p for p in SYNTHETIC_PROCESSES
+                 if all((c, p) in found for c in tables.TABLE1_COLUMNS if tables.has_cell(c, p))]
+    if not processes:
+        return assessment
+    checks = tables.shape_checks(lambda c, p: statistics.fmean(metric_values(found[c, p][1], "r2"))
+                                 if (c, p) in found else float("nan"), processes)
+    failing = [claim for claim, holds in checks if not holds]
+    shape = f"{len(checks) - len(failing)}/{len(checks)} orderings hold" + (
+        f"; not: {'; '.join(failing)}" if failing else "")
+    return replace(assessment, shape=shape)
 
 
 def assess_table3(store: ResultStore) -> Assessment:
@@ -159,7 +184,9 @@ def assess_figure5a(store: ResultStore) -> Assessment:
         processes = [p for p in SYNTHETIC_PROCESSES if tables.has_cell(column, p)]
         means = [statistics.fmean(metric_values(found[column, p][1], "r2")) for p in processes if (column, p) in found]
         complete = len(means) == len(processes)
-        tally.add([statistics.fmean(means)] if complete else [], (published, 0.0), "r2")
+        runs = [run for p in processes for run in found.get((column, p), (None, []))[1]]
+        tally.add([statistics.fmean(means)] if complete else [], (published, 0.0), "r2", label=label,
+                  converged=all_converged(runs))
         if means:
             our_parts.append(f"{label} {statistics.fmean(means):.2f}"
                              + ("" if complete else f" ({len(means)}/{len(processes)} processes)"))
@@ -167,7 +194,8 @@ def assess_figure5a(store: ResultStore) -> Assessment:
     if not found:
         return Assessment("not yet run", paper=paper)
     verdict = tally.verdict if tally.n_run else "partly"
-    return Assessment(verdict, describe_budget(found.values()), paper, "; ".join(our_parts) + f" ({tally.cells})")
+    return Assessment(verdict, describe_budget(found.values()), paper, "; ".join(our_parts) + f" ({tally.cells})",
+                      disagreements=tuple(tally.disagreements))
 
 
 def assess_constraint_sweep(store: ResultStore) -> Assessment:
@@ -184,13 +212,15 @@ def assess_constraint_sweep(store: ResultStore) -> Assessment:
             yield (config.encoder, config.process, config.rho), config
 
     found = find_runs(store, configs)
-    paper = "only ρ = 1 (MLP) is published: Table 1 adapted, R² 0.63 (mean over processes)"
+    adapted = statistics.fmean(published_cell("r2", "adapted", p)[0] for p in SYNTHETIC_PROCESSES)
+    paper = f"only ρ = 1 (MLP) is published: Table 1 adapted, R² {adapted:.2f} (mean over processes)"
     if not found:
         return Assessment("not yet run", paper=paper)
     tally = Tally()
     for process in SYNTHETIC_PROCESSES:
         runs = found.get(("mlp", process, 1.0), (None, []))[1]
-        tally.add(metric_values(runs, "r2"), published_cell("r2", "adapted", process), "r2")
+        tally.add(metric_values(runs, "r2"), published_cell("r2", "adapted", process), "r2",
+                  label=f"ρ = 1 MLP / {process} / R²", converged=all_converged(runs))
     parts = []
     for encoder, label in (("mlp", "MLP"), ("inverse", "inverse")):
         ends = []
@@ -208,7 +238,7 @@ def assess_constraint_sweep(store: ResultStore) -> Assessment:
     compared = tally.cells if tally.n_run else "not run"
     ours = (f"{'; '.join(parts)}; ρ = 1 vs Table 1: {compared}; {len(found)}/{grid} cells of the paper's grid "
             f"(ρ ∈ {{{', '.join(f'{r:g}' for r in rhos)}}})")
-    return Assessment(verdict, describe_budget(found.values()), paper, ours)
+    return Assessment(verdict, describe_budget(found.values()), paper, ours, disagreements=tuple(tally.disagreements))
 
 
 def assess_progressive_violation(store: ResultStore) -> Assessment:
@@ -265,17 +295,19 @@ def assess_figure3(store: ResultStore) -> Assessment:
         for regime in regimes:
             mean, sd = FIGURE3[encoder, regime]
             values = [100 * v for v in metric_values(found.get((encoder, regime), (None, []))[1], "probe_best")]
-            tally.add(values, (mean, sd or 0.0), "accuracy")  # no published sd: the tolerance alone
+            # no published sd (ViT): the floor alone; SimCLR runs get no convergence verdict yet
+            tally.add(values, (mean, sd or 0.0), "accuracy", label=f"{encoder} / {regime}")
             if values:
                 row[regime] = statistics.fmean(values)
         if row:
             parts.append(f"{encoder} " + "/".join(f"{row[r]:.1f}" if r in row else "?" for r in regimes))
             all_best += len(row) == len(regimes) and max(row, key=row.get) == "all"
     budget = describe_budget(found.values())
+    shape = f"All is best for {all_best}/{len(encoders)} encoders"
     if dataset == "cifar10":
-        return Assessment(tally.verdict, budget, paper, "; ".join(parts) + f" ({tally.cells})")
-    return Assessment("measured", budget, paper, "generated shapes, not CIFAR-10: " + "; ".join(parts)
-                      + f"; All is best for {all_best}/{len(encoders)} encoders")
+        return Assessment(tally.verdict, budget, paper, "; ".join(parts) + f" ({tally.cells})", shape=shape,
+                          disagreements=tuple(tally.disagreements))
+    return Assessment("measured", budget, paper, "generated shapes, not CIFAR-10: " + "; ".join(parts), shape=shape)
 
 
 # ----------------------------------------------------------------------------- the scorecard

@@ -68,7 +68,7 @@ table.cldiv-scorecard .sd-badge { white-space: nowrap; }
 """
 
 VERDICT_COLOURS = {"reproduced": "success", "partly": "warning", "not reproduced": "danger",
-                   "measured": "info", "not yet run": "muted"}
+                   "not converged": "secondary", "measured": "info", "not yet run": "muted"}
 
 
 def mathjax_source() -> Path:
@@ -163,8 +163,8 @@ class ScorecardDirective(SphinxDirective):
             f"file{'s' * (n_files != 1)} in the result store ({self._store_name(store)}). "
             f"{len(rows)} claims: {summary}."
         ))
-        header = ("Claim", "Chapter", "Budget", "Verdict", "Paper (published)", "Ours")
-        widths = (15, 13, 12, 9, 21, 30)
+        header = ("Claim", "Chapter", "Budget", "Verdict", "Paper (published)", "Ours", "Shape")
+        widths = (13, 11, 11, 9, 18, 26, 12)
         table = nodes.table(classes=["cldiv-scorecard", "colwidths-given"])
         group = nodes.tgroup(cols=len(header))
         table += group
@@ -176,7 +176,13 @@ class ScorecardDirective(SphinxDirective):
         group += head
         group += body
         rules = _paragraph(nodes.strong(text="How the verdicts are decided. "), nodes.Text(verdict_rules()))
-        return [intro, nodes.container("", table, classes=["cldiv-wide"]), rules]
+        disagreeing = [f"{row.claim}, {cell}" for row in rows for cell in row.disagreements]
+        listing = _paragraph(nodes.strong(text="Every cell that disagrees. "),
+                             nodes.Text("None." if not disagreeing else ""))
+        cells = nodes.bullet_list()
+        cells.extend(nodes.list_item("", _paragraph(nodes.Text(cell))) for cell in disagreeing)
+        return [intro, nodes.container("", table, classes=["cldiv-wide"]), rules, listing] + (
+            [cells] if disagreeing else [])
 
     @staticmethod
     def _store_name(store: ResultStore) -> str:
@@ -199,8 +205,8 @@ class ScorecardDirective(SphinxDirective):
         colour = VERDICT_COLOURS[row.verdict]
         verdict = _entry(_paragraph(nodes.inline(
             text=row.verdict, classes=["sd-badge", f"sd-bg-{colour}", f"sd-bg-text-{colour}"])))
-        text = [_entry(_paragraph(nodes.Text(value))) for value in (row.budget, row.paper, row.ours)]
-        return nodes.row("", claim, chapter, text[0], verdict, text[1], text[2])
+        text = [_entry(_paragraph(nodes.Text(value))) for value in (row.budget, row.paper, row.ours, row.shape)]
+        return nodes.row("", claim, chapter, text[0], verdict, text[1], text[2], text[3])
 
 
 def _reread_scorecard_pages(app: Sphinx, env: Any, added: set, changed: set, removed: set) -> list[str]:

@@ -2,11 +2,20 @@
 
 Verdict rules (``VERDICTS``):
 
-- a *cell* (one published number) **agrees** when |ours - published| <= max(tolerance of the
-  metric, 2 published sd, 2 sd of ours over seeds); ``TOLERANCE`` holds the per-metric floors;
-- **reproduced**: every cell was run and agrees (for a theorem: every check holds);
-- **partly**: some cells were not run yet but all that were agree, or at least half agree;
-- **not reproduced**: fewer than half of the cells that were run agree;
+- a *cell* (one published number) **agrees** when our mean over seeds and the published mean
+  differ by at most the metric's ``FLOOR`` (a difference nobody would care about), or when a
+  Welch two-sample t-test of the two means (ours: mean, sd, n seeds; published: mean, sd over
+  ``PUBLISHED_RUNS`` = 5 runs) does not reject equality at level ``SIGNIFICANCE`` = 0.05. With
+  a single run of ours there is no sd to test with: then it agrees within the floor or two
+  published sd. Our own spread never widens the rule: a noisy cell of ours does not agree
+  with anything;
+- a cell whose runs have not all converged (``cldiv.synthetic.convergence``) is **not
+  converged**: it neither agrees nor disagrees;
+- **reproduced**: every cell was run, converged and agrees (for a theorem: every check holds);
+- **partly**: some cells were not run or not converged yet but all compared ones agree, or at
+  least half of the compared cells agree;
+- **not reproduced**: fewer than half of the compared cells agree;
+- **not converged**: cells were run, but none has converged;
 - **measured**: run, but there are no published numbers to compare with;
 - **not yet run**: no result of the claim is in the store (for a theorem: its chapter does not
   exist yet).
@@ -25,43 +34,64 @@ import statistics
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
+from scipy.stats import ttest_ind_from_stats
+
 from cldiv.book.store import ResultStore
 
-VERDICTS = ("reproduced", "partly", "not reproduced", "measured", "not yet run")
+VERDICTS = ("reproduced", "partly", "not reproduced", "not converged", "measured", "not yet run")
 
 # ----------------------------------------------------------------------------- verdict rules
 
-#: Agreement floor per metric (absolute): R^2, MCC, APE (code convention), final loss, accuracy (%).
-TOLERANCE = {"r2": 0.05, "mcc": 0.10, "ape_code": 0.02, "final_loss": 0.05, "accuracy": 3.0}
+#: Differences nobody would care about, per metric (absolute): R^2, MCC, APE (code convention),
+#: final loss, accuracy (percentage points).
+FLOOR = {"r2": 0.02, "mcc": 0.05, "ape_code": 0.005, "final_loss": 0.02, "accuracy": 1.0}
+#: Runs behind each published mean and sd (the paper's 5), and the level of the Welch test.
+PUBLISHED_RUNS = 5
+SIGNIFICANCE = 0.05
 METRIC_LABELS = {"r2": "R²", "mcc": "MCC", "ape_code": "APE", "final_loss": "loss"}
 
 
 def verdict_rules() -> str:
-    """The verdict rules in words, with the tolerances of ``TOLERANCE`` (shown under the table)."""
+    """The verdict rules in words, with the floors of ``FLOOR`` (shown under the table)."""
     floors = ", ".join(f"{METRIC_LABELS.get(m, m)} {v:g}" + (" points" if m == "accuracy" else "")
-                       for m, v in TOLERANCE.items())
-    return (f"A published number and ours agree when they differ by at most the larger of a tolerance "
-            f"({floors}) and twice either standard deviation over runs. "
-            "Reproduced: every published number was run and agrees. Partly: some were not run yet and all "
-            "run ones agree, or at least half agree. Not reproduced: fewer than half agree. Measured: run, "
-            "with no published numbers to compare. Not yet run: nothing in the store yet (for a theorem: "
-            "its chapter does not exist yet).")
+                       for m, v in FLOOR.items())
+    return (f"A published number and ours agree when they differ by at most a floor ({floors}) or when a "
+            f"Welch t-test of the two means (ours over our seeds, the paper's over its {PUBLISHED_RUNS} runs) "
+            f"does not reject equality at level {SIGNIFICANCE:g}; with a single run of ours, when they differ "
+            "by at most the floor or two published standard deviations. A cell whose runs have not all "
+            "converged (held-out R² still moving by more than 0.02, or the loss still falling, over the last "
+            "quarter of training) is not compared. Reproduced: every published number was run, converged and "
+            "agrees. Partly: some were not run or not converged and all compared ones agree, or at least half "
+            "agree. Not reproduced: fewer than half agree. Not converged: nothing compared yet because no run "
+            "has converged. Measured: run, with no published numbers to compare. Not yet run: nothing in the "
+            "store yet (for a theorem: its chapter does not exist yet).")
 
 
 def cell_agrees(ours: Sequence[float], published: tuple[float, float], metric: str) -> bool:
-    """|mean(ours) - published mean| <= max(tolerance, 2 published sd, 2 sd of ours)."""
+    """Whether our runs' mean agrees with a published mean (module docstring): within FLOOR, or
+    not significantly different by Welch's t-test; a single run of ours: within FLOOR or 2 published sd."""
     mean = statistics.fmean(ours)
-    spread = statistics.stdev(ours) if len(ours) > 1 else 0.0
-    return abs(mean - published[0]) <= max(TOLERANCE[metric], 2 * published[1], 2 * spread)
+    difference = abs(mean - published[0])
+    if difference <= FLOOR[metric]:
+        return True
+    if len(ours) < 2:
+        return difference <= 2 * published[1]
+    test = ttest_ind_from_stats(mean, statistics.stdev(ours), len(ours), published[0], published[1],
+                                PUBLISHED_RUNS, equal_var=False)
+    return bool(test.pvalue >= SIGNIFICANCE)  # nan (both sds zero, means apart): disagree
 
 
-def claim_verdict(n_cells: int, n_run: int, n_agree: int) -> str:
-    """The verdict of a claim with ``n_cells`` published cells, ``n_run`` run, ``n_agree`` agreeing."""
+def claim_verdict(n_cells: int, n_run: int, n_agree: int, n_unconverged: int = 0) -> str:
+    """The verdict of a claim with ``n_cells`` published cells, ``n_run`` run (of which
+    ``n_unconverged`` not converged, so not compared) and ``n_agree`` agreeing."""
+    compared = n_run - n_unconverged
     if n_run == 0:
         return "not yet run"
-    if n_agree == n_run == n_cells:
+    if compared == 0:
+        return "not converged"
+    if n_agree == compared == n_cells:
         return "reproduced"
-    if n_agree == n_run or 2 * n_agree >= n_run:
+    if n_agree == compared or 2 * n_agree >= compared:
         return "partly"
     return "not reproduced"
 
@@ -74,6 +104,8 @@ class Assessment:
     budget: str = "—"
     paper: str = "—"
     ours: str = "—"
+    shape: str = "—"                       # the ordering or trend the paper claims, checked on ours
+    disagreements: tuple[str, ...] = ()    # every cell that disagrees, with both numbers
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -81,27 +113,43 @@ class Assessment:
 
 
 class Tally:
-    """Counts of a claim's published cells: how many were run, how many agree."""
+    """A claim's published cells: how many were run, converged, agree; and the ones that disagree."""
 
     def __init__(self) -> None:
-        self.n_cells = self.n_run = self.n_agree = 0
+        self.n_cells = self.n_run = self.n_unconverged = self.n_agree = 0
+        self.disagreements: list[str] = []
 
-    def add(self, ours: list[float], published: tuple[float, float] | None, metric: str) -> None:
+    def add(self, ours: list[float], published: tuple[float, float] | None, metric: str, *,
+            label: str = "", converged: bool = True) -> None:
+        """One cell: our values over seeds (empty: not run), the published (mean, sd), whether all
+        of the cell's runs converged, and a label naming the cell in the list of disagreements."""
         if published is None:
             return
         self.n_cells += 1
-        if ours:
-            self.n_run += 1
-            self.n_agree += cell_agrees(ours, published, metric)
+        if not ours:
+            return
+        self.n_run += 1
+        if not converged:
+            self.n_unconverged += 1
+        elif cell_agrees(ours, published, metric):
+            self.n_agree += 1
+        else:
+            spread = f" ± {format_metric(statistics.stdev(ours), metric)}" if len(ours) > 1 else ""
+            self.disagreements.append(
+                f"{label}: ours {format_metric(statistics.fmean(ours), metric)}{spread} ({len(ours)} "
+                f"run{'s' * (len(ours) > 1)}), published {format_metric(published[0], metric)} ± "
+                f"{format_metric(published[1], metric)}")
 
     @property
     def verdict(self) -> str:
-        return claim_verdict(self.n_cells, self.n_run, self.n_agree)
+        return claim_verdict(self.n_cells, self.n_run, self.n_agree, self.n_unconverged)
 
     @property
     def cells(self) -> str:
-        return f"{self.n_agree}/{self.n_run} cells agree" + (
-            f", {self.n_cells - self.n_run} not run" if self.n_run < self.n_cells else "")
+        compared = self.n_run - self.n_unconverged
+        return (f"{self.n_agree}/{compared} cells agree"
+                + (f", {self.n_unconverged} not converged" if self.n_unconverged else "")
+                + (f", {self.n_cells - self.n_run} not run" if self.n_run < self.n_cells else ""))
 
 
 # ----------------------------------------------------------------------------- which runs count

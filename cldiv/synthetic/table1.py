@@ -20,6 +20,7 @@ import numpy as np
 
 from cldiv.config import check_choice, with_overrides
 from cldiv.synthetic.config import SyntheticConfig, budget_overrides, budget_rerun_at, budget_seeds
+from cldiv.synthetic.convergence import converged
 from cldiv.encoders import INVERSE_ENCODERS
 from cldiv.published import published
 from cldiv.generators import SYNTHETIC_PROCESSES
@@ -178,17 +179,19 @@ def column_of(config: dict | SyntheticConfig) -> str:
 # ---------------------------------------------------------------------------------------------
 def summarise(records: Iterable[dict], metrics: Iterable[str] = ("r2",),
               key: Callable[[dict], tuple] | None = None) -> dict:
-    """{key: {metric: (mean, std, n) or None}} over seeds (std: population, as numpy).
+    """{key: {metric: (mean, std, n) or None, "converged": (k, n)}} over seeds (std: population,
+    as numpy); "converged" counts the cell's runs that have converged (``cldiv.synthetic.convergence``).
 
     ``key(config)`` names a record's cell: (column, process) by default; sweeps group by grid fields.
     """
     key = key or (lambda config: (column_of(config), config["process"]))
     groups: dict[tuple, list[dict]] = {}
     for record in records:
-        groups.setdefault(key(record["config"]), []).append(record["metrics"])
+        groups.setdefault(key(record["config"]), []).append(record)
     out = {}
-    for cell, runs in groups.items():
-        out[cell] = {}
+    for cell, records_of_cell in groups.items():
+        runs = [record["metrics"] for record in records_of_cell]
+        out[cell] = {"converged": (sum(map(converged, records_of_cell)), len(records_of_cell))}
         for metric in metrics:
             values = np.array([run[metric] for run in runs if metric in run], dtype=float)
             out[cell][metric] = (float(values.mean()), float(values.std()), len(values)) if len(values) else None
@@ -228,7 +231,8 @@ def markdown_table(
     show_published: bool = True,
     published_metric: str | None = None,
 ) -> str:
-    """A markdown table, one row per process, 'ours (published)' in every cell.
+    """A markdown table, one row per process, 'ours (published)' in every cell; a cell with runs
+    that have not converged is marked "†" and a note under the table says how many.
 
     ``published_metric`` names the paper's metric to show beside ours when it differs (e.g.
     our "loss_m2000" beside the published "final_loss").
@@ -236,15 +240,24 @@ def markdown_table(
     columns = list(columns)
     head = "| process | " + " | ".join(COLUMN_TITLES[c] for c in columns) + " |"
     lines = [head, "|---" * (len(columns) + 1) + "|"]
+    unconverged = []
     for process in processes:
         cells = []
         for column in columns:
-            ours = summary.get((column, process), {}).get(metric)
+            entry = summary.get((column, process), {})
+            ours = entry.get(metric)
             text = fmt(ours[:2] if ours else None, digits)
+            done, runs = entry.get("converged", (0, 0))
+            if ours and done < runs:
+                text += " †"
+                unconverged.append(f"{process} {COLUMN_TITLES[column]} {runs - done} of {runs}")
             if show_published and column in TABLE1_COLUMNS:
                 text += f" ({fmt(published(published_metric or metric, column, process), digits)})"
             cells.append(text)
         lines.append(f"| {process} | " + " | ".join(cells) + " |")
+    if unconverged:
+        lines.append("\n† not converged (held-out R² or loss still moving over the last quarter of training): "
+                     + "; ".join(unconverged) + " runs.")
     return "\n".join(lines)
 
 

@@ -1,0 +1,37 @@
+"""Convergence verdicts of training runs (cldiv/synthetic/convergence.py)."""
+
+import pytest
+
+from cldiv.synthetic.convergence import R2_TOLERANCE, convergence
+
+
+def record(r2, loss, iterations=1000):
+    steps = len(r2)
+    return {"config": {"iterations": iterations},
+            "curves": {"iteration": [iterations * (i + 1) // steps for i in range(steps)], "r2": r2, "loss": loss}}
+
+
+def test_a_settled_run_has_converged():
+    # 20 logged points: the last quarter (iterations > 750) holds the last five
+    verdict = convergence(record([0.5, 0.9] + [0.99] * 18, [7.0, 6.5] + [6.2] * 13 + [6.25, 6.18, 6.22, 6.21, 6.19]))
+    assert verdict.converged and verdict.r2_change == 0.0 and abs(verdict.loss_drop) < 0.02
+
+
+@pytest.mark.parametrize("rise", [R2_TOLERANCE + 0.005, -(R2_TOLERANCE + 0.005)])
+def test_held_out_r2_still_moving_over_the_last_quarter_is_not_converged(rise):
+    r2 = [0.5] * 7 + [0.5 + rise / 3, 0.5 + 2 * rise / 3, 0.5 + rise]
+    verdict = convergence(record(r2, [6.0] * 10))
+    assert not verdict.converged and verdict.r2_change == pytest.approx(rise)
+
+
+def test_a_loss_still_falling_beyond_its_noise_is_not_converged_but_noise_alone_is():
+    falling = [6.5] * 15 + [6.31, 6.30, 6.21, 6.20, 6.19]  # last quarter: 6.305 -> 6.20, noise ~0.01
+    verdict = convergence(record([0.9] * 20, falling))
+    assert not verdict.converged and verdict.loss_drop == pytest.approx(0.105)
+    noisy = [6.5] * 15 + [6.30, 6.10, 6.25, 6.15, 6.20]    # a drop of 0.0 to 0.05 inside a noise of ~0.1
+    assert convergence(record([0.9] * 20, noisy)).converged
+
+
+def test_with_few_logged_points_only_r2_is_judged():
+    verdict = convergence(record([0.2, 0.9, 0.9], [7.0, 6.5, 6.0], iterations=30))
+    assert verdict.converged and verdict.loss_drop != verdict.loss_drop  # nan: too few points
