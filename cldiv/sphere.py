@@ -138,6 +138,7 @@ def restricted_vmf(
     generator: torch.Generator | None = None,
     *,
     exact_density: bool = False,
+    fair_sign: bool = False,
 ) -> Tensor:
     """Positives of the restricted conditional (Section 4.2): (n, k) -> (n, k).
 
@@ -147,11 +148,19 @@ def restricted_vmf(
     when r = 1; ``exact_density=True`` samples the stated density instead (concentration
     kappa r^2 on the unit sub-sphere). d_fixed = 0 is the full vMF; d_fixed = k gives
     z~ = z. Anchors with r = 0 (measure zero) keep v~ = v = 0.
+
+    With one free coordinate (l = 1) the sub-sphere is the two points +-v, and the three rules
+    differ most (``free_sign_keep_probability``): the vMF on S^0 keeps the sign with probability
+    sigmoid(2 kappa), the stated density with sigmoid(2 kappa r^2), and the authors' code
+    (``sample_conditional_10d_fixed``) flips a fair coin whatever kappa: ``fair_sign=True``.
     """
     _check_kappa(kappa)
     u, v, r = _split(z, d_fixed)
     if v.shape[1] == 0:
         return z.clone()
+    if fair_sign and v.shape[1] == 1:
+        coin = torch.rand(v.shape[0], 1, generator=generator, device=z.device) < 0.5
+        return torch.cat([u, torch.where(coin, v, -v)], dim=1)
     tiny = torch.finfo(z.dtype).tiny
     direction = v / r.clamp_min(tiny)
     concentration = kappa * r[:, 0].to(torch.float64) ** 2 if exact_density else kappa
@@ -159,6 +168,24 @@ def restricted_vmf(
         concentration = concentration.clamp_min(1e-12)
     v_new = r * vmf(direction, concentration, generator)
     return torch.cat([u, v_new], dim=1)
+
+
+def free_sign_keep_probability(kappa: float, k: int, rule: str) -> float:
+    """Probability that a positive keeps the sign of the one free coordinate (d_fixed = k - 1),
+    averaged over uniform anchors on S^{k-1}: ``rule`` "paper" (vMF on S^0: sigmoid(2 kappa)),
+    "density" (the stated density e^{kappa z.z~} on the two points +-v: sigmoid(2 kappa v^2), with
+    v^2 = z_k^2 ~ Beta(1/2, (k-1)/2) for uniform z) or "code" (the authors' fair coin: 1/2)."""
+    from scipy import integrate, special, stats
+
+    _check_kappa(kappa)
+    if rule == "paper":
+        return float(special.expit(2 * kappa))
+    if rule == "code":
+        return 0.5
+    if rule == "density":
+        law = stats.beta(0.5, (k - 1) / 2)
+        return float(integrate.quad(lambda t: special.expit(2 * kappa * t) * law.pdf(t), 0, 1, limit=200)[0])
+    raise ValueError(f"rule must be one of 'paper', 'density', 'code'; got {rule!r}")
 
 
 def uniform_on_fibre(

@@ -150,3 +150,22 @@ def test_restricted_positives_on_s2_keep_the_radius_of_v_to_float_precision():
     z = uniform_sphere(200_000, 3, g)
     positive = restricted_vmf(z, 1, 1 / 0.3, g)
     assert (positive[:, 1:].norm(dim=1) - z[:, 1:].norm(dim=1)).abs().max() < 1e-6
+
+
+def test_with_one_free_coordinate_the_three_sign_rules_keep_it_as_computed():
+    """d_fixed = k - 1 on S^9: the vMF on S^0 keeps the sign with sigmoid(2 kappa) = 0.9987, the
+    stated density with E sigmoid(2 kappa v^2) (0.64 at kappa = 1/0.3), the authors' code with 1/2."""
+    from cldiv.sphere import free_sign_keep_probability
+
+    kappa, k, n = 1 / 0.3, 10, 200_000
+    g = torch.Generator().manual_seed(2)
+    z = uniform_sphere(n, k, g)
+    rules = {"paper": {}, "density": {"exact_density": True}, "code": {"fair_sign": True}}
+    for rule, options in rules.items():
+        positive = restricted_vmf(z, k - 1, kappa, g, **options)
+        assert torch.equal(positive[:, :-1], z[:, :-1]) and torch.allclose(positive[:, -1].abs(), z[:, -1].abs())
+        kept = (positive[:, -1] == z[:, -1]).double().mean().item()
+        assert kept == pytest.approx(free_sign_keep_probability(kappa, k, rule), abs=4 / math.sqrt(n)), rule
+    assert free_sign_keep_probability(kappa, k, "paper") == pytest.approx(0.99873, abs=1e-5)
+    with pytest.raises(ValueError, match="rule must be one of 'paper', 'density', 'code'"):
+        free_sign_keep_probability(kappa, k, "coin")

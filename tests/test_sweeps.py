@@ -31,7 +31,10 @@ def test_constraint_ratio_paper_grid_is_eleven_rhos_nine_encoder_cells_five_seed
 
 def test_progressive_violation_paper_grid_is_two_maps_of_s9_to_r70_and_d_fixed_0_to_10():
     configs = sweep_configs("progressive_violation", "paper")
-    assert len(configs) == 2 * 11 * 5
+    assert len(configs) == 2 * 11 * 5 + 2 * 5  # and the authors' sign rule at d_fixed = 9
+    code = [c for c in configs if c.positive_law == "code"]
+    assert len(code) == 10 and {c.d_fixed for c in code} == {9}
+    assert len(sweep_configs("progressive_violation", "paper", sign_rules=[])) == 2 * 11 * 5
     assert {c.process for c in configs} == {"injective_linear", "monomial"}
     assert sorted({c.d_fixed for c in configs}) == list(range(11))
     for c in configs:

@@ -10,7 +10,7 @@ draws them) and is scored by the same ``final_metrics``, so its result has the f
 
 Which config fields are honoured, and how (every field of ``SyntheticConfig``):
 
-- per run: ``process``, ``process_variant``, ``d_fixed``, ``tau``, ``kappa``, ``seed``;
+- per run: ``process``, ``process_variant``, ``d_fixed``, ``positive_law``, ``tau``, ``kappa``, ``seed``;
 - per group (``group_key``): ``encoder``, ``latent_dim``, ``mlp_order``, ``hidden_widths``,
   ``batch_size``, ``n_negatives``, ``iterations``, ``eval_every``, ``n_eval``, ``lr``, and for the
   inverse encoders the ``process`` (each process has its own architecture);

@@ -14,6 +14,7 @@ from cldiv.encoders import MLP_ORDERS
 
 ENCODERS = ("mlp", "inverse")
 LOSSES = ("infonce", "support_corrected")
+POSITIVE_LAWS = ("paper", "density", "code")
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,11 @@ class SyntheticConfig:
     anchor_groups: int = added_field(0)
     # hidden_widths: () = the MLP's default widths [128, 256, 256, 256, 128].
     hidden_widths: tuple[int, ...] = added_field(())
+    # positive_law: how a restricted positive moves v on K(z) (cldiv.sphere.restricted_vmf):
+    # "paper" (v~ = r vMF(v / r, kappa), the paper's sampling rule), "density" (the stated density
+    # e^{kappa z.z~} on K(z)), "code" (the authors' code: as "paper", but with one free coordinate
+    # its sign is a fair coin).
+    positive_law: str = added_field("paper")
 
     def __post_init__(self) -> None:
         from cldiv.generators import GENERATORS
@@ -65,6 +71,7 @@ class SyntheticConfig:
         check_choice("mlp_order", self.mlp_order, MLP_ORDERS)
         check_range("d_fixed", self.d_fixed, 0, self.latent_dim, integer=True)
         check_choice("loss", self.loss, LOSSES)
+        check_choice("positive_law", self.positive_law, POSITIVE_LAWS)
         check_range("rho", self.rho, 0.0, 1.0)
         check_positive("tau", self.tau)
         if self.kappa is not None:

@@ -22,7 +22,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from cldiv.config import BUDGETS, check_choice
-from cldiv.synthetic.config import SyntheticConfig
+from cldiv.synthetic.config import POSITIVE_LAWS, SyntheticConfig
 from cldiv.encoders import INVERSE_ENCODERS
 from cldiv.generators import SYNTHETIC_PROCESSES
 from cldiv.book.executor import EXECUTORS, grid, run_sweep
@@ -70,20 +70,20 @@ SWEEP_BUDGETS: dict[str, dict[str, dict[str, Any]]] = {
         "paper": {
             "config": {"latent_dim": 10, "loss": "infonce", "batch_size": 2000, "n_negatives": 2000,
                        "iterations": 5000, "eval_every": 250, "lr": 1e-3, "hidden_widths": PAPER_10D_WIDTHS},
-            "d_fixed": PAPER_D_FIXED, "seeds": 5,
+            "d_fixed": PAPER_D_FIXED, "seeds": 5, "sign_rules": ("code",),
         },
         # Widths shrunk ~20x in parameters, N = M = 128, 300 iterations, 8 of the 11 d_fixed values.
         "cpu": {
             "config": {"latent_dim": 10, "loss": "infonce", "batch_size": 128, "n_negatives": 128,
                        "iterations": 300, "eval_every": 25, "lr": 1e-3, "hidden_widths": (256, 256, 128, 64, 32),
                        "mlp_order": "linear_relu_bn"},
-            "d_fixed": (0, 1, 2, 4, 6, 8, 9, 10), "seeds": 5,
+            "d_fixed": (0, 1, 2, 4, 6, 8, 9, 10), "seeds": 5, "sign_rules": ("code",),
         },
         "smoke": {
             "config": {"latent_dim": 10, "loss": "infonce", "batch_size": 32, "n_negatives": 32,
                        "iterations": 20, "eval_every": 10, "n_eval": 256, "hidden_widths": (32, 16),
                        "mlp_order": "linear_relu_bn"},
-            "d_fixed": (0, 9, 10), "seeds": 2,
+            "d_fixed": (0, 9, 10), "seeds": 2, "sign_rules": ("code",),
         },
     },
 }
@@ -128,12 +128,16 @@ def sweep_configs(
     rhos: Iterable[float] | None = None,
     d_fixed: Iterable[int] | None = None,
     seeds: int | None = None,
+    sign_rules: Iterable[str] | None = None,
     **overrides: Any,
 ) -> list[SyntheticConfig]:
     """Every config of sweep ``name`` under ``budget``; axes default to the budget's.
 
     constraint_ratio: ``processes`` (Table 1's five), ``encoders`` ("mlp", "inverse"), ``rhos``;
-    progressive_violation: ``processes`` ("injective_linear", "monomial"), ``d_fixed`` (0..10).
+    progressive_violation: ``processes`` ("injective_linear", "monomial"), ``d_fixed`` (0..10), and
+    ``sign_rules``: positive laws (``SyntheticConfig.positive_law``) run in addition to "paper" at
+    d_fixed = k - 1, where the one free coordinate can only flip its sign and the rules differ
+    (default: the budget's, ("code",): the authors' fair coin, which produced the published figure).
     ``overrides`` are SyntheticConfig fields for every run (e.g. ``iterations=1000``).
     Seed-major order: an interrupted sweep has whole seeds of every grid point.
     """
@@ -141,15 +145,15 @@ def sweep_configs(
     known = {f.name for f in fields(SyntheticConfig)}
     unknown = sorted(set(overrides) - known)
     if unknown:
-        axes = ["processes", "encoders", "rhos"] if name == "constraint_ratio" else ["processes", "d_fixed"]
+        axes = ["processes", "encoders", "rhos"] if name == "constraint_ratio" else ["processes", "d_fixed", "sign_rules"]
         raise ValueError(f"unknown parameter(s) {unknown} of sweep {name!r}; allowed: {axes + ['seeds']} "
                          f"and the SyntheticConfig fields {sorted(known)}")
     seeds = _check_seeds(spec["seeds"] if seeds is None else seeds)
     base = {**spec["config"], **overrides}
     configs: list[SyntheticConfig] = []
     if name == "constraint_ratio":
-        if d_fixed is not None:
-            raise ValueError("d_fixed is a parameter of sweep 'progressive_violation', not 'constraint_ratio'")
+        if d_fixed is not None or sign_rules is not None:
+            raise ValueError("d_fixed and sign_rules are parameters of sweep 'progressive_violation', not 'constraint_ratio'")
         processes = _check_list("processes", SYNTHETIC_PROCESSES if processes is None else processes,
                                 SYNTHETIC_PROCESSES)
         encoders = _check_list("encoders", SWEEP_ENCODERS if encoders is None else encoders, SWEEP_ENCODERS)
@@ -169,9 +173,16 @@ def sweep_configs(
                                 PROGRESSIVE_PROCESSES)
         k = base.get("latent_dim", 10)
         d_values = _check_list("d_fixed", spec["d_fixed"] if d_fixed is None else d_fixed, tuple(range(k + 1)))
+        rules = list(spec["sign_rules"] if sign_rules is None else sign_rules)
+        if rules:
+            _check_list("sign_rules", rules, POSITIVE_LAWS)
+        if k - 1 not in d_values or "positive_law" in base:
+            rules = []
         for seed in range(seeds):
             for process in processes:
                 configs += grid(SyntheticConfig(process=process, seed=seed, **base), d_fixed=d_values)
+                configs += [SyntheticConfig(process=process, seed=seed, d_fixed=k - 1, positive_law=rule, **base)
+                            for rule in rules if rule != "paper"]
     return configs
 
 
@@ -199,15 +210,21 @@ def run_named_sweep(
 
 #: The grid axis of each sweep (the x-axis of its figure) and the fields that make a curve.
 SWEEP_AXIS = {"constraint_ratio": "rho", "progressive_violation": "d_fixed"}
-SWEEP_CURVE = {"constraint_ratio": ("process", "encoder"), "progressive_violation": ("process",)}
+SWEEP_CURVE = {"constraint_ratio": ("process", "encoder"), "progressive_violation": ("process", "positive_law")}
+#: Field defaults, for records stored before a field was added (``cldiv.config.added_field``).
+_DEFAULTS = {f.name: f.default for f in fields(SyntheticConfig)}
 
 
 def summary_rows(name: str, records: Iterable[dict], metric: str = "r2") -> dict[tuple, dict]:
-    """{curve key (process[, encoder]): {axis value: (mean, std, n)}} of one metric."""
+    """{curve key (``SWEEP_CURVE`` fields): {axis value: (mean, std, n)}} of one metric."""
     check_choice("sweep", name, SWEEPS)
     axis, curve = SWEEP_AXIS[name], SWEEP_CURVE[name]
+
+    def cell(config: dict) -> tuple:
+        return tuple(config.get(f, _DEFAULTS[f]) for f in (*curve, axis))
+
     out: dict[tuple, dict] = {}
-    for key, stats in sorted(summarise(records, (metric,), key=lambda config: tuple(config[f] for f in (*curve, axis))).items()):
+    for key, stats in sorted(summarise(records, (metric,), key=cell).items()):
         out.setdefault(key[:-1], {})[key[-1]] = stats[metric]
     return out
 
@@ -240,10 +257,12 @@ def plot_metric(ax, name: str, records: Iterable[dict], metric: str = "r2", *, b
         mean = np.array([row[x][0] for x in xs])
         std = np.array([row[x][1] for x in xs])
         colour = _PROCESS_COLOURS.get(key[0])  # one colour per process in every panel
+        label, style = " / ".join(key), "-" if key[1] in ("mlp", "paper") else "--"
         if bars:
-            ax.errorbar(xs, mean, yerr=std, marker="o", markersize=3, capsize=3, label=key[0], color=colour)
+            ax.errorbar(xs, mean, yerr=std, marker="o", markersize=3, capsize=3, label=label, color=colour,
+                        linestyle=style)
             continue
-        (line,) = ax.plot(xs, mean, marker="o", markersize=3, label=key[0], color=colour)
+        (line,) = ax.plot(xs, mean, marker="o", markersize=3, label=label, color=colour, linestyle=style)
         ax.fill_between(xs, mean - std, mean + std, color=line.get_color(), alpha=0.2, linewidth=0)
     ax.set_xlabel(SWEEP_AXIS[name])
     ax.grid(alpha=0.3)

@@ -69,7 +69,9 @@ def sample_batch(config: SyntheticConfig, generator: torch.Generator, device: st
         return sample_grouped_batch(config, generator, device)
     n, k = config.batch_size, config.latent_dim
     z = uniform_sphere(n, k, generator, device=device)
-    positive = restricted_vmf(z, config.d_fixed, config.concentration, generator)
+    positive = restricted_vmf(z, config.d_fixed, config.concentration, generator,
+                              exact_density=config.positive_law == "density",
+                              fair_sign=config.positive_law == "code")
     if config.loss == "infonce":
         return z, positive, uniform_sphere(config.n_negatives, k, generator, device=device)
     on_fibre = round(config.rho * config.n_negatives)
@@ -106,7 +108,9 @@ def sample_grouped_batch(config: SyntheticConfig, generator: torch.Generator, de
     """
     n, k, groups = config.batch_size, config.latent_dim, config.anchor_groups
     z, centres = grouped_uniform_sphere(n, k, config.d_fixed, groups, generator, device=device)
-    positive = restricted_vmf(z, config.d_fixed, config.concentration, generator)
+    positive = restricted_vmf(z, config.d_fixed, config.concentration, generator,
+                              exact_density=config.positive_law == "density",
+                              fair_sign=config.positive_law == "code")
     on_fibre = round(config.rho * config.n_negatives)
     fibre = uniform_on_fibre(centres, config.d_fixed, on_fibre, generator)  # (G, M_K, k)
     shared = uniform_sphere(config.n_negatives - on_fibre, k, generator, device=device)
