@@ -1,0 +1,45 @@
+"""The synthetic chapter's closing findings (cldiv/synthetic/findings.py) follow the data."""
+
+from dataclasses import asdict
+
+from cldiv.published import FIGURE5A, published
+from cldiv.synthetic.findings import figure5a_means, table1_findings
+from cldiv.synthetic.table1 import COLUMNS, has_cell, cell_config, summarise
+
+PROCESSES = ["identity", "spiral"]
+
+
+def fake_records(r2: dict[str, float]) -> list[dict]:
+    """Two seeds per cell of every column, with R^2 given per column (seed 1 a little higher)."""
+    records = []
+    for column in COLUMNS:
+        for p in PROCESSES:
+            if not has_cell(column, p):
+                continue
+            for seed in (0, 1):
+                config = asdict(cell_config(column, p, seed, "smoke"))
+                value = r2[column] + 0.01 * seed
+                records.append({"config": config, "metrics": {"r2": value, "mcc": 0.5, "ape_code": 0.01,
+                                                               "loss_m2000": 6.0},
+                                "curves": {"iteration": [10, 20, 30], "r2": [value] * 3, "loss": [6.0] * 3}})
+    return records
+
+
+def test_findings_compute_every_number_from_the_runs_and_the_published_module():
+    runs = fake_records({"holds": 0.99, "violated": 0.3, "adapted": 0.6, "inverse": 0.97, "inverse_holds": 0.8})
+    text = "\n".join(table1_findings(runs, PROCESSES))
+    assert "$R^2 \\ge 0.98$ in every seed for identity, spiral" in text
+    assert f"identity 0.30 ({published('r2', 'violated', 'identity')[0]:.2f})" in text  # mean of 0.30 and 0.31 -> 0.30
+    assert "Of the 4 runs, 4 end with $R^2$ between 0.2 and 0.45" in text
+    assert "Between *violated* and *holds* for identity, spiral." in text
+    assert f"(published {FIGURE5A['inverse']['holds']:.2f} and {FIGURE5A['inverse']['violated']:.2f})" in text
+    assert "As in the paper, they score lower *with* diversity than without it." in text
+
+
+def test_a_comparison_in_the_findings_turns_when_the_data_turn():
+    runs = fake_records({"holds": 0.99, "violated": 0.3, "adapted": 0.2, "inverse": 0.7, "inverse_holds": 0.9})
+    text = "\n".join(table1_findings(runs, PROCESSES))
+    assert "Between *violated* and *holds* for none; not for identity, spiral." in text
+    assert "Unlike the paper, they do not score lower with diversity than without it." in text
+    bars = figure5a_means(summarise(runs, ("r2",)), PROCESSES)
+    assert bars["inverse", "holds"] == 0.905 and bars["mlp", "violated"] == 0.305
