@@ -110,7 +110,16 @@ RELATIONS: dict[str, list[tuple[str, Callable[[dict], bool]]]] = {
     "support_correction": [_ordered("lambda_min", "lambda_max")],
     "setting": [("d_fixed must be at most 3 (the latent sphere is S^2)", lambda p: p["d_fixed"] <= 3)],
     "synthetic_benchmark": [("scatter_process must be one of processes", lambda p: p["scatter_process"] in p["processes"])],
+    "constraint_ratio": [("group_sizes must divide the batch size of the budget", lambda p: all(
+        _sweep_batch("constraint_ratio", p) % size == 0 for size in p["group_sizes"]))],
 }
+
+
+def _sweep_batch(name: str, values: dict) -> int:
+    """The batch size a sweep chapter runs at: its budget's, unless overridden."""
+    from cldiv.synthetic.sweeps import budget_spec
+
+    return values["overrides"].get("batch_size", budget_spec(name, values["budget"])["config"]["batch_size"])
 
 
 def check_parameters(chapter: str, namespace: Mapping[str, Any]) -> dict[str, Any]:
