@@ -73,3 +73,25 @@ def test_cli_fails_fast_with_a_clear_message_on_a_bad_parameter_value(tmp_path):
     )
     assert result.returncode != 0
     assert "process must be one of 'identity'" in result.stderr
+
+
+def test_no_chapter_hides_a_cell_longer_than_15_lines():
+    """Long code belongs in cldiv, tested; a chapter hides only short setup and figure calls."""
+    long_hidden = []
+    for name in chapters.chapter_names():
+        for cell in chapters.chapter_notebook(name).cells:
+            hidden = any(t.startswith(("remove", "hide")) for t in cell.metadata.get("tags", []))
+            if cell.cell_type == "code" and hidden and len(cell.source.splitlines()) > 15:
+                long_hidden.append((name, cell.source.splitlines()[0]))
+    assert not long_hidden
+
+
+def test_every_figure_has_a_caption_and_a_label_that_the_prose_references():
+    for name in chapters.chapter_names():
+        nb = chapters.chapter_notebook(name)
+        prose = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+        for cell in nb.cells:
+            if cell.cell_type == "code" and "plt.show()" in cell.source:
+                figure = cell.metadata.get("mystnb", {}).get("figure", {})
+                assert figure.get("caption") and figure.get("name"), (name, cell.source.splitlines()[0])
+                assert "{numref}`" + figure["name"] + "`" in prose, (name, figure["name"])
