@@ -43,3 +43,37 @@ def test_a_comparison_in_the_findings_turns_when_the_data_turn():
     assert "Unlike the paper, they do not score lower with diversity than without it." in text
     bars = figure5a_means(summarise(runs, ("r2",)), PROCESSES)
     assert bars["inverse", "holds"] == 0.905 and bars["mlp", "violated"] == 0.305
+
+
+def test_constraint_ratio_findings_name_the_interior_optimum_and_the_inverse_encoders_direction():
+    from cldiv.synthetic.findings import constraint_ratio_findings
+
+    rows = {("identity", "mlp"): {0.0: (0.3, 0, 5), 0.5: (0.7, 0, 5), 1.0: (0.6, 0, 5)},
+            ("identity", "inverse"): {0.0: (0.95, 0, 5), 1.0: (0.7, 0, 5)}}
+    text = constraint_ratio_findings(rows, ["identity"], [0.0, 0.5, 1.0], 300, None)
+    assert f"against {published('r2', 'adapted', 'identity')[0]:.2f}–" in text
+    assert "identity is best at $\\rho = 0.5$ (0.70, against 0.30 at $\\rho = 0$ and 0.60 at $\\rho = 1$)" in text
+    assert "the inverse encoders go from identity 0.95 at $\\rho = 0$ to identity 0.70 at $\\rho = 1$" in text
+
+
+def test_rerun_findings_compare_with_the_published_value_and_count_the_mirrored_seeds():
+    from cldiv.synthetic.findings import rerun_findings
+    from cldiv.synthetic.table1 import RERUN_CELLS
+
+    i = next(i for i, (column, p, changes) in enumerate(RERUN_CELLS) if (column, p) == ("holds", "patches"))
+    target = published("r2", "holds", "patches")[0]
+    text = "\n".join(rerun_findings({i: ([target - 0.1], [target])}, {i: ([6.0], [5.9])}, "paper", 2, 20))
+    assert f"Patches *holds*: {target - 0.1:.3f} → {target:.3f} at the paper budget's sizes" in text
+    assert "within 0.02 of it" in text
+    assert "appears in 2 of 20 seeds; at that rate five runs all avoid it with probability 0.59" in text
+
+
+def test_progressive_findings_report_recovery_with_and_without_a_fixed_coordinate():
+    from cldiv.synthetic.findings import progressive_findings
+
+    rows = {("linear", "paper"): {0: (0.86, 0, 5), 1: (0.15, 0, 5)}}
+    split = {("linear", 1): [(0.5, 0.02)], ("linear", 4): [(0.6, 0.05)]}
+    text = progressive_findings(rows, split, 10)
+    assert "reaches $R^2$ 0.86–0.86" in text and "drops it to 0.15–0.15" in text
+    assert "($R^2$ 0.50–0.50 for one fixed coordinate, 0.60–0.60 for 4 to 4)" in text
+    assert "at most 0.05" in text

@@ -71,7 +71,7 @@ def test_empty_store_means_every_experiment_is_not_yet_run(tmp_path):
     rows = sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path)
     assert {r.verdict for r in rows} == {"not yet run"}
     assert "1.00" in row(rows, "Table 1").paper  # published numbers are shown all the same
-    assert "55.4" in row(rows, "Figure 3").paper
+    assert f"{FIGURE3['resnet18', 'all'][0]:.1f}" in row(rows, "Figure 3").paper
     assert row(rows, "Theorem 4.5").paper == STATEMENTS["Theorem 4.5"]
 
 
@@ -91,11 +91,12 @@ def test_claim_verdict_rules(n_cells, n_run, n_agree, n_unconverged, verdict):
 
 def test_a_noisy_cell_of_ours_no_longer_agrees_with_anything():
     """The audit's case: violated Identity, ours 0.27 +- 0.13 over 5 seeds against the published
-    0.06 +- 0.03. The old rule (within 2 sd of ours = 0.26) called it agreeing; Welch's test
-    rejects equal means (p ~ 0.02)."""
+    value. The old rule (within 2 sd of ours = 0.26) called it agreeing; Welch's test rejects
+    equal means (p ~ 0.02)."""
+    paper = published("r2", "violated", "identity")
     ours = [0.27 + 0.13 * x for x in (-1.2649, -0.6325, 0.0, 0.6325, 1.2649)]  # mean 0.27, sd 0.13
-    old_rule = abs(0.27 - 0.06) <= max(0.05, 2 * 0.03, 2 * 0.13)
-    assert old_rule and not cell_agrees(ours, (0.06, 0.03), "r2")
+    old_rule = abs(0.27 - paper[0]) <= max(0.05, 2 * paper[1], 2 * 0.13)
+    assert old_rule and not cell_agrees(ours, paper, "r2")
 
 
 def test_cell_agreement_is_a_welch_test_above_a_floor():
@@ -127,10 +128,12 @@ def test_table1_verdict_and_budget_follow_the_result_files(tmp_path, monkeypatch
 
     write_table1_runs(tmp_path, agree=False)  # every published R^2 + 0.5
     table1 = row(sc.scorecard(notebook_dir=tmp_path), "Table 1")
-    # even Spiral violated (published sd 0.33) disagrees: Welch's t = 0.5 / (0.33 / sqrt 5) = 3.4
+    # even Spiral violated, whose published sd is the widest, disagrees: Welch's t = 0.5 / (sd / sqrt 5) = 3.4
     assert table1.verdict == "not reproduced" and "0/19 cells agree" in table1.ours
     assert len(table1.disagreements) == 19
-    assert "violated / spiral / R²: ours 1.22 ± 0.00 (5 runs), published 0.72 ± 0.33" in table1.disagreements
+    spiral = published("r2", "violated", "spiral")
+    expected = f"violated / spiral / R²: ours {spiral[0] + 0.502:.2f} ± 0.00 (5 runs), published {spiral[0]:.2f} ± {spiral[1]:.2f}"
+    assert expected in table1.disagreements
 
     for path in tmp_path.glob("synthetic/*.json"):
         path.unlink()
