@@ -14,6 +14,10 @@
 
 The Invertible MLP process has no inverse encoder (Table 1: N/A); ``make_encoder`` says so.
 
+Precision. Every encoder normalises its output in float32 (cast up before the L2
+normalisation), so that under bf16 autocast (``SyntheticConfig.precision="bf16"``) the outputs are
+unit vectors to float32 precision (``cldiv.losses.full``): the loss divides their inner products by tau.
+
 Batch statistics. The paper's code calls the encoder three times per step (anchors, positives,
 negatives), so each BatchNorm layer normalises each of the three batches with its own
 statistics. ``MLPEncoder.forward(x, segments=S)`` does the same work in one call: x holds S
@@ -33,6 +37,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from cldiv.generators import rotate_first_plane
+from cldiv.losses import full
 
 Tensor = torch.Tensor
 
@@ -94,7 +99,7 @@ class MLPEncoder(nn.Module):
             else:
                 h = F.relu(h)
                 h = _segment_batch_norm(h, bn, segments) if self.training else bn(h)
-        return F.normalize(self.head(h), dim=-1)
+        return F.normalize(full(self.head(h)), dim=-1)
 
 
 class LinearInverseEncoder(nn.Module):
@@ -105,7 +110,7 @@ class LinearInverseEncoder(nn.Module):
         self.linear = nn.Linear(input_dim, output_dim)
 
     def forward(self, x: Tensor, segments: int = 1) -> Tensor:
-        return F.normalize(self.linear(x), dim=-1)
+        return F.normalize(full(self.linear(x)), dim=-1)
 
 
 def _small_mlp(widths: tuple[int, ...]) -> nn.Sequential:
@@ -133,7 +138,7 @@ class SpiralInverseEncoder(nn.Module):
     def forward(self, x: Tensor, segments: int = 1) -> Tensor:
         c = self.control(x)  # (n, 1)
         xy = rotate_first_plane(x[..., :2], -self.n * math.pi * c[..., 0])
-        return F.normalize(torch.cat([xy, c], dim=-1), dim=-1)
+        return F.normalize(full(torch.cat([xy, c], dim=-1)), dim=-1)
 
 
 class PatchesInverseEncoder(nn.Module):
@@ -171,7 +176,7 @@ class PatchesInverseEncoder(nn.Module):
         c = torch.tanh(self.z_predictor(x))
         y = self._soft_inverse(x, weights) @ self.tilt_inv.T
         y = self._soft_inverse(y, weights)
-        return F.normalize(torch.cat([y[..., :2], c], dim=-1), dim=-1)
+        return F.normalize(full(torch.cat([y[..., :2], c], dim=-1)), dim=-1)
 
 
 INVERSE_ENCODERS = ("identity", "linear", "spiral", "patches")

@@ -6,6 +6,12 @@ logits into the loss, and ``torch.nn.functional.cross_entropy`` evaluates it thr
 log-sum-exp, so the losses stay finite in float32 even for small temperatures.
 
 Embeddings are expected to be L2-normalised encoder outputs h(z) (the losses do not normalise).
+
+Both losses run in float32 whatever the autocast context (``SyntheticConfig.precision="bf16"``
+puts the encoder's matrix products in bfloat16): the logits are inner products divided by tau
+(3.3x at tau = 0.3) that enter a log-sum-exp over thousands of negatives, and bfloat16's 8-bit
+mantissa (relative error 4e-3) would perturb each logit by about 1e-2 and the loss by more than the
+differences between the paper's cells.
 """
 
 from __future__ import annotations
@@ -13,7 +19,12 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-__all__ = ["info_nce", "support_corrected_info_nce"]
+__all__ = ["full", "info_nce", "support_corrected_info_nce"]
+
+
+def full(x: torch.Tensor) -> torch.Tensor:
+    """x in float32 if it is in a 16-bit float type (bf16 autocast output), else unchanged (float64 stays)."""
+    return x.float() if x.dtype in (torch.bfloat16, torch.float16) else x
 
 
 def _check_tau(tau: float) -> None:
@@ -128,7 +139,8 @@ def info_nce(
     _check_tau(tau)
     _check_anchor_positive(anchor, positive)
     _check_shared_negatives(negatives, "negatives", anchor.shape[1])
-    return _SharedNegativeInfoNCE.apply(anchor, positive, negatives, float(tau))
+    with torch.autocast(anchor.device.type, enabled=False):  # float32 logits, see the module docstring
+        return _SharedNegativeInfoNCE.apply(full(anchor), full(positive), full(negatives), float(tau))
 
 
 def support_corrected_info_nce(
@@ -175,9 +187,12 @@ def support_corrected_info_nce(
             f"own_negatives must have shape (N={n_anchors}, M_own, d={dim}); "
             f"got shape {tuple(own_negatives.shape)}"
         )
-    logits = [(anchor * positive).sum(dim=1, keepdim=True)]  # (N, 1)
     if shared_negatives is not None:
         _check_shared_negatives(shared_negatives, "shared_negatives", dim)
-        logits.append(anchor @ shared_negatives.T)  # (N, M_shared)
-    logits.append(torch.bmm(own_negatives, anchor.unsqueeze(2)).squeeze(2))  # (N, M_own)
-    return _loss_from_logits(torch.cat(logits, dim=1) / tau)
+    with torch.autocast(anchor.device.type, enabled=False):  # float32 logits, see the module docstring
+        anchor, positive, own_negatives = full(anchor), full(positive), full(own_negatives)
+        logits = [(anchor * positive).sum(dim=1, keepdim=True)]  # (N, 1)
+        if shared_negatives is not None:
+            logits.append(anchor @ full(shared_negatives).T)  # (N, M_shared)
+        logits.append(torch.bmm(own_negatives, anchor.unsqueeze(2)).squeeze(2))  # (N, M_own)
+        return _loss_from_logits(torch.cat(logits, dim=1) / tau)

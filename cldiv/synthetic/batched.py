@@ -12,7 +12,7 @@ Which config fields are honoured, and how (every field of ``SyntheticConfig``):
 
 - per run: ``process``, ``process_variant``, ``d_fixed``, ``positive_law``, ``tau``, ``kappa``, ``seed``;
 - per group (``group_key``): ``encoder``, ``latent_dim``, ``mlp_order``, ``hidden_widths``,
-  ``batch_size``, ``n_negatives``, ``iterations``, ``eval_every``, ``n_eval``, ``lr``, and for the
+  ``batch_size``, ``n_negatives``, ``iterations``, ``eval_every``, ``n_eval``, ``lr``, ``precision``, and for the
   inverse encoders the ``process`` (each process has its own architecture);
 - ``loss`` must be ``"infonce"`` (so ``rho`` and ``anchor_groups`` play no part): the
   support-corrected loss encodes N x M negatives a step, which ``run_batched`` leaves to the
@@ -38,9 +38,10 @@ from torch.func import functional_call, stack_module_state
 
 from cldiv.synthetic.config import SyntheticConfig
 from cldiv.encoders import MLP_HIDDEN, MLPEncoder
-from cldiv.losses import info_nce
+from cldiv.losses import full, info_nce
 from cldiv.synthetic.train import (
     DATA_STREAM,
+    autocast,
     build_model,
     curve_point,
     evaluation_latents,
@@ -53,7 +54,7 @@ Tensor = torch.Tensor
 
 #: Fields that must agree between the runs of one group.
 GROUP_FIELDS = ("encoder", "latent_dim", "mlp_order", "hidden_widths", "batch_size", "n_negatives",
-                "iterations", "eval_every", "n_eval", "lr")
+                "iterations", "eval_every", "n_eval", "lr", "precision")
 #: Share of the free device memory that ``plan_groups`` lets one group's training use.
 MEMORY_SHARE = 0.5
 
@@ -127,7 +128,7 @@ class StackedMLP(nn.Module):
             else:
                 h = self._norm(F.relu(h + self.biases[i][:, None]), i, segments)
         out = torch.baddbmm(self.head_bias[:, None], h, self.head_weight.transpose(1, 2))
-        return F.normalize(out, dim=-1)
+        return F.normalize(full(out), dim=-1)
 
     @torch.no_grad()
     def unstack(self, index: int, template: MLPEncoder) -> MLPEncoder:
@@ -231,7 +232,9 @@ def train_batched(configs: list[SyntheticConfig], *, device: str = "cpu", deadli
     for it in range(first.iterations):
         if deadline is not None and clock() > deadline:
             raise DeadlinePassed(f"stopped at iteration {it} of {first.iterations}")
-        per_run = batched_losses(stacked, models, configs, [sample_batch(c, g, device) for c, g in zip(configs, data)])
+        with autocast(first, device):
+            per_run = batched_losses(stacked, models, configs,
+                                     [sample_batch(c, g, device) for c, g in zip(configs, data)])
         optimizer.zero_grad(set_to_none=True)
         per_run.sum().backward()  # the runs share no parameter: each gets its own gradient
         optimizer.step()

@@ -15,6 +15,7 @@ from cldiv.encoders import MLP_ORDERS
 ENCODERS = ("mlp", "inverse")
 LOSSES = ("infonce", "support_corrected")
 POSITIVE_LAWS = ("paper", "density", "code")
+PRECISIONS = ("fp32", "bf16")
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,10 @@ class SyntheticConfig:
     # e^{kappa z.z~} on K(z)), "code" (the authors' code: as "paper", but with one free coordinate
     # its sign is a fair coin).
     positive_law: str = added_field("paper")
+    # precision: "fp32", or "bf16" mixed precision: the encoder's matrix products in bfloat16
+    # (autocast), its output normalisation, the loss, the weights, Adam and all metrics in float32
+    # (cldiv.encoders, cldiv.losses). About 2x faster per step on CPUs with bf16 instructions.
+    precision: str = added_field("fp32")
 
     def __post_init__(self) -> None:
         from cldiv.generators import GENERATORS
@@ -72,6 +77,7 @@ class SyntheticConfig:
         check_range("d_fixed", self.d_fixed, 0, self.latent_dim, integer=True)
         check_choice("loss", self.loss, LOSSES)
         check_choice("positive_law", self.positive_law, POSITIVE_LAWS)
+        check_choice("precision", self.precision, PRECISIONS)
         check_range("rho", self.rho, 0.0, 1.0)
         check_positive("tau", self.tau)
         if self.kappa is not None:

@@ -234,6 +234,12 @@ def training_result(model: Recovery, config: SyntheticConfig, device: str, curve
     }
 
 
+def autocast(config: SyntheticConfig, device: str):
+    """The precision context of a training step: bf16 autocast of the encoder's matrix products for
+    ``precision="bf16"`` (the loss and the normalisation stay in float32), nothing for "fp32"."""
+    return torch.autocast(torch.device(device).type, dtype=torch.bfloat16, enabled=config.precision == "bf16")
+
+
 def make_step(config: SyntheticConfig, device: str = "cpu"):
     """(model, step): ``step()`` draws a fresh batch, takes one Adam step, returns the loss.
 
@@ -246,7 +252,8 @@ def make_step(config: SyntheticConfig, device: str = "cpu"):
     data = random_stream(config.seed, DATA_STREAM, device)
 
     def step() -> Tensor:
-        loss = contrastive_loss(model, config, sample_batch(config, data, device))
+        with autocast(config, device):
+            loss = contrastive_loss(model, config, sample_batch(config, data, device))
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
