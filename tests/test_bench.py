@@ -13,16 +13,22 @@ from cldiv.synthetic.bench import peak_memory_mib, step_flops, straightforward_s
 
 
 @pytest.mark.slow
-def test_bench_cli_reports_both_steps_their_ratio_and_the_gemm_floor():
+def test_bench_cli_reports_both_precisions_against_the_plain_loop_and_their_gemm_floors():
     result = subprocess.run(
         [sys.executable, "benchmarks/bench_synthetic.py", "--batch", "32", "--iterations", "2", "--json",
          "--no-memory", "--threads", "1"], capture_output=True, text=True, check=True)
     report = json.loads(result.stdout)
-    for key in ("seconds_per_iteration", "straightforward_seconds_per_iteration", "mlp_gemm_seconds",
-                "matmul_gflops"):
-        assert report[key] > 0, key
-    assert report["speedup"] == report["straightforward_seconds_per_iteration"] / report["seconds_per_iteration"]
-    assert report["speedup_ceiling"] == report["straightforward_seconds_per_iteration"] / report["mlp_gemm_seconds"]
+    plain = report["straightforward_seconds_per_iteration"]
+    for precision in ("fp32", "bf16"):
+        r = report[precision]
+        for key in ("seconds_per_iteration", "mlp_gemm_seconds", "matmul_gflops"):
+            assert r[key] > 0, (precision, key)
+        assert r["speedup"] == plain / r["seconds_per_iteration"]
+        assert r["floor_ratio"] == r["seconds_per_iteration"] / r["mlp_gemm_seconds"]
+    fastest = report["precision"]
+    assert report["seconds_per_iteration"] == min(report[p]["seconds_per_iteration"] for p in ("fp32", "bf16"))
+    assert report["seconds_per_iteration"] == report[fastest]["seconds_per_iteration"]
+    assert report["speedup"] == plain / report["seconds_per_iteration"]
     assert report["step_gflop"] == step_flops(32) / 1e9
     tuned = report["tuned_allocator"]  # the same comparison under TUNED_MALLOC, in a child process
     assert tuned["speedup"] == tuned["straightforward_seconds_per_iteration"] / tuned["seconds_per_iteration"] > 0

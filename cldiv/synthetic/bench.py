@@ -1,12 +1,13 @@
 """Timing one training step of the synthetic benchmark (``cldiv bench synthetic``).
 
-Compares cldiv's step (``cldiv.synthetic.train.make_step``) with a plain PyTorch loop doing the same
-work -- the paper protocol: N anchors, N vMF positives, N fresh uniform negatives, the MLP
+Compares cldiv's step (``cldiv.synthetic.train.make_step``) in both precisions (float32 and bf16
+mixed precision) with a plain float32 PyTorch loop doing the same work -- the paper protocol: N anchors, N vMF positives, N fresh uniform negatives, the MLP
 encoder with per-batch BatchNorm statistics (three forward calls), InfoNCE, Adam -- in one
 process, in alternating blocks so that both see the same machine load. Reports seconds per
-iteration, their ratio, the step's achieved GFLOP/s (matmul FLOPs of forward and backward,
-counted analytically) against a large float32 matmul timed in the same run, the time of the
-MLP's matrix products alone (a floor for any step doing the same work), the same comparison
+iteration, their ratios, the step's achieved GFLOP/s (matmul FLOPs of forward and backward,
+counted analytically) against a large matmul of each precision timed in the same run, the time of
+the MLP's matrix products alone in each precision (a floor for any step doing the same work), the
+float32 comparison
 in a child process whose glibc keeps freed memory (``TUNED_MALLOC``: how much of the speedup is
 page faults of fresh allocations, which cldiv's step makes fewer of), and the peak resident
 memory of a short run of each cell group of the ``cpu`` budget (child processes).
@@ -25,7 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from cldiv.synthetic.config import SyntheticConfig, budget_overrides
+from cldiv.synthetic.config import PRECISIONS, SyntheticConfig, budget_overrides
 from cldiv.encoders import MLP_HIDDEN
 from cldiv.sphere import uniform_sphere, vmf
 from cldiv.synthetic.train import make_step
@@ -70,18 +71,18 @@ def step_flops(batch: int, negatives: int | None = None) -> float:
     return forward * 2 + backward_input + 3 * logits
 
 
-def mlp_gemm_step(batch: int, seed: int = 0):
+def mlp_gemm_step(batch: int, seed: int = 0, dtype: torch.dtype = torch.float32):
     """Only the MLP's matrix products of one step, on random data of the step's shapes.
 
     Forward X_l W_lᵀ for every layer, input gradients G_l W_l for every layer but the first,
     weight gradients G_lᵀ X_l for every layer, on 3N rows: the work no implementation of the
-    same maths can skip. Its time is a floor for the step at this BLAS's speed.
+    same maths can skip, in ``dtype``. Its time is a floor for the step at this BLAS's speed.
     """
     generator = torch.Generator().manual_seed(seed)
     widths = (3, *MLP_HIDDEN, 3)
     rows = 3 * batch
-    layers = [(torch.randn(rows, a, generator=generator), torch.randn(b, a, generator=generator),
-               torch.randn(rows, b, generator=generator)) for a, b in zip(widths, widths[1:])]
+    layers = [tuple(torch.randn(*shape, generator=generator).to(dtype) for shape in ((rows, a), (b, a), (rows, b)))
+              for a, b in zip(widths, widths[1:])]
 
     def step() -> None:
         for i, (x, w, g) in enumerate(layers):
@@ -93,9 +94,9 @@ def mlp_gemm_step(batch: int, seed: int = 0):
     return step
 
 
-def matmul_gflops(size: int = 2048) -> float:
-    """GFLOP/s of one large float32 matmul (size x size)."""
-    a, b = torch.randn(size, size), torch.randn(size, size)
+def matmul_gflops(size: int = 2048, dtype: torch.dtype = torch.float32) -> float:
+    """GFLOP/s of one large matmul (size x size) in ``dtype``."""
+    a, b = torch.randn(size, size).to(dtype), torch.randn(size, size).to(dtype)
     a @ b
     start = time.perf_counter()
     a @ b
@@ -173,30 +174,30 @@ def run_benchmark(batch: int = 2000, iterations: int = 50, memory: bool = True, 
     """
     if threads:
         torch.set_num_threads(threads)
-    config = SyntheticConfig(batch_size=batch, n_negatives=batch, iterations=iterations)
-    _, ours = make_step(config, "cpu")
-    steps = {"cldiv": ours, "straightforward": straightforward_step(batch), "gemm": mlp_gemm_step(batch)}
-    peaks = []
-
-    def matmul_step():
-        peaks.append(matmul_gflops())
-
-    steps["matmul"] = matmul_step
+    steps, peaks = {"straightforward": straightforward_step(batch)}, {p: [] for p in PRECISIONS}
+    for precision, dtype in zip(PRECISIONS, (torch.float32, torch.bfloat16)):
+        config = SyntheticConfig(batch_size=batch, n_negatives=batch, iterations=iterations, precision=precision)
+        steps[precision] = make_step(config, "cpu")[1]
+        steps[f"gemm_{precision}"] = mlp_gemm_step(batch, dtype=dtype)
+        steps[f"matmul_{precision}"] = lambda dtype=dtype, out=peaks[precision]: out.append(matmul_gflops(dtype=dtype))
     seconds = time_steps(steps, iterations)
     flops = step_flops(batch)
-    peak = statistics.median(peaks)
+    plain = seconds["straightforward"]
+    per_precision = {p: {"seconds_per_iteration": seconds[p], "speedup": plain / seconds[p],
+                         "mlp_gemm_seconds": seconds[f"gemm_{p}"], "floor_ratio": seconds[p] / seconds[f"gemm_{p}"],
+                         "matmul_gflops": statistics.median(peaks[p]), "step_gflops": flops / seconds[p] / 1e9}
+                     for p in PRECISIONS}
+    fastest = min(PRECISIONS, key=lambda p: seconds[p])
     report = {
-        "seconds_per_iteration": seconds["cldiv"],
-        "straightforward_seconds_per_iteration": seconds["straightforward"],
-        "speedup": seconds["straightforward"] / seconds["cldiv"],
+        "precision": fastest,
+        "seconds_per_iteration": seconds[fastest],
+        "straightforward_seconds_per_iteration": plain,
+        "speedup": plain / seconds[fastest],
+        "floor_ratio": per_precision[fastest]["floor_ratio"],
+        **{p: per_precision[p] for p in PRECISIONS},
         "step_gflop": flops / 1e9,
-        "cldiv_gflops": flops / seconds["cldiv"] / 1e9,
-        "straightforward_gflops": flops / seconds["straightforward"] / 1e9,
-        "matmul_gflops": peak,
-        "fraction_of_matmul_peak": flops / seconds["cldiv"] / 1e9 / peak,
-        "matmul_bound_seconds": flops / peak / 1e9,
-        "mlp_gemm_seconds": seconds["gemm"],
-        "speedup_ceiling": seconds["straightforward"] / seconds["gemm"],
+        "straightforward_gflops": flops / plain / 1e9,
+        "speedup_ceiling_fp32": plain / seconds["gemm_fp32"],
         "batch": batch,
         "iterations": iterations,
         "threads": torch.get_num_threads(),
@@ -209,19 +210,16 @@ def run_benchmark(batch: int = 2000, iterations: int = 50, memory: bool = True, 
 
 
 def format_report(report: dict) -> str:
-    lines = [
-        f"batch {report['batch']}, {report['iterations']} timed iterations, {report['threads']} threads",
-        f"cldiv step:           {report['seconds_per_iteration']:.4f} s/iteration "
-        f"({report['cldiv_gflops']:.1f} GFLOP/s)",
-        f"straightforward loop: {report['straightforward_seconds_per_iteration']:.4f} s/iteration "
-        f"({report['straightforward_gflops']:.1f} GFLOP/s)",
-        f"speedup: {report['speedup']:.2f}x",
-        f"large float32 matmul: {report['matmul_gflops']:.1f} GFLOP/s; the step's "
-        f"{report['step_gflop']:.2f} GFLOP bound it at {report['matmul_bound_seconds']:.4f} s; "
-        f"cldiv reaches {100 * report['fraction_of_matmul_peak']:.0f}% of that peak",
-        f"the MLP's matrix products alone: {report['mlp_gemm_seconds']:.4f} s/iteration, so no step doing "
-        f"the same work beats the straightforward loop by more than {report['speedup_ceiling']:.2f}x here",
-    ]
+    lines = [f"batch {report['batch']}, {report['iterations']} timed iterations, {report['threads']} threads",
+             f"straightforward float32 loop: {report['straightforward_seconds_per_iteration']:.4f} s/iteration "
+             f"({report['straightforward_gflops']:.1f} GFLOP/s)"]
+    for p in PRECISIONS:
+        r = report[p]
+        lines.append(f"cldiv step, {p}: {r['seconds_per_iteration']:.4f} s/iteration ({r['step_gflops']:.1f} GFLOP/s), "
+                     f"speedup {r['speedup']:.2f}x; its matrix products alone {r['mlp_gemm_seconds']:.4f} s "
+                     f"({r['floor_ratio']:.2f}x that floor); large {p} matmul {r['matmul_gflops']:.0f} GFLOP/s")
+    lines.append(f"fastest: {report['precision']}, {report['seconds_per_iteration']:.4f} s/iteration, "
+                 f"speedup {report['speedup']:.2f}x over the plain float32 loop")
     if "tuned_allocator" in report:
         tuned = report["tuned_allocator"]
         lines.append(

@@ -1,0 +1,85 @@
+"""Does bf16 mixed precision change the synthetic benchmark? fp32 against bf16 runs at the same seeds.
+
+For every cell of Table 1 (and Figure 5a's inverse-encoder cell under diversity) the runs of
+``precision="bf16"`` are paired with the float32 runs of the same config and seed. Per metric
+(held-out R^2, MCC, APE, loss at M = 2000) the study reports both means and a paired t-test of
+the per-seed differences (``scipy.stats.ttest_rel``): a p-value below ``SIGNIFICANCE`` with a mean
+difference above the scorecard's floor for that metric (``cldiv.book.verdicts.FLOOR``) marks the
+cell as changed. The paper's findings are the orderings of ``cldiv.synthetic.table1.shape_checks``;
+bf16 changes a finding when an ordering holds in one precision and not in the other.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import replace
+
+from scipy.stats import ttest_rel
+
+from cldiv.synthetic.table1 import COLUMN_TITLES, TABLE1_COLUMNS, column_of, has_cell, shape_checks
+
+METRICS = {"r2": ("R²", 0.02), "mcc": ("MCC", 0.05), "ape_code": ("APE", 0.005), "loss_m2000": ("loss", 0.02)}
+SIGNIFICANCE = 0.05
+
+
+def paired_runs(fp32: list[dict], bf16: list[dict]) -> dict[tuple[str, str], list[tuple[dict, dict]]]:
+    """(column, process) -> [(fp32 record, bf16 record)] of the same config but precision, same seed."""
+    from cldiv.synthetic.config import SyntheticConfig
+
+    def key(record: dict) -> tuple:
+        return tuple(sorted((k, str(v)) for k, v in record["config"].items() if k != "precision"))
+
+    by_key = {key(r): r for r in fp32}
+    pairs: dict[tuple[str, str], list[tuple[dict, dict]]] = {}
+    for record in bf16:
+        twin = by_key.get(key(record))
+        if twin is not None:
+            config = replace(SyntheticConfig(**record["config"]), precision="fp32")
+            pairs.setdefault((column_of(config), config.process), []).append((twin, record))
+    return pairs
+
+
+def compare(pairs: dict) -> list[dict]:
+    """One row per cell and metric: means, mean difference (bf16 - fp32), paired p-value, changed?"""
+    rows = []
+    for (column, process), runs in sorted(pairs.items()):
+        for metric, (label, floor) in METRICS.items():
+            a = [f["metrics"][metric] for f, b in runs if metric in f["metrics"] and metric in b["metrics"]]
+            b = [b["metrics"][metric] for f, b in runs if metric in f["metrics"] and metric in b["metrics"]]
+            if not a:
+                continue
+            difference = statistics.fmean(b) - statistics.fmean(a)
+            p = float(ttest_rel(b, a).pvalue) if len(a) > 1 and any(x != y for x, y in zip(a, b)) else 1.0
+            changed = bool(p == p and p < SIGNIFICANCE and abs(difference) > floor)
+            rows.append({"column": column, "process": process, "metric": label, "n": len(a),
+                         "fp32": statistics.fmean(a), "bf16": statistics.fmean(b), "difference": difference,
+                         "p": p, "changed": changed})
+    return rows
+
+
+def markdown(rows: list[dict], metrics: tuple[str, ...] = ("R²", "loss")) -> str:
+    """The rows of ``metrics`` (labels of METRICS) as a markdown table."""
+    lines = ["| cell | metric | seeds | fp32 | bf16 | bf16 − fp32 | paired p | changed |", "|---|---|---|---|---|---|---|---|"]
+    for r in (r for r in rows if r["metric"] in metrics):
+        lines.append(f"| {r['process']}, {COLUMN_TITLES[r['column']]} | {r['metric']} | {r['n']} | {r['fp32']:.3f} | "
+                     f"{r['bf16']:.3f} | {r['difference']:+.3f} | {r['p']:.2f} | {'**yes**' if r['changed'] else 'no'} |")
+    return "\n".join(lines)
+
+
+def conclusion(pairs: dict, rows: list[dict], processes: list[str]) -> str:
+    """Which cells bf16 changes and whether any of the paper's orderings flips."""
+    changed = sorted({f"{r['process']} {COLUMN_TITLES[r['column']]} ({r['metric']})" for r in rows if r["changed"]})
+
+    def mean_r2(index: int):
+        return lambda column, process: statistics.fmean(pair[index]["metrics"]["r2"] for pair in pairs[column, process])
+
+    complete = [p for p in processes if all((c, p) in pairs for c in TABLE1_COLUMNS if has_cell(c, p))]
+    flips = [claim for (claim, a), (_, b) in zip(shape_checks(mean_r2(0), complete), shape_checks(mean_r2(1), complete))
+             if a != b] if complete else []
+    text = (f"Of {len({(r['column'], r['process']) for r in rows})} cells compared, bf16 changes "
+            + (f"{len(changed)}: {', '.join(changed)}" if changed else "none")
+            + " (paired t-test at the 0.05 level and a difference above the scorecard's floor). ")
+    if complete:
+        text += ("No ordering of Table 1 flips between the precisions." if not flips else
+                 "Orderings of Table 1 that hold in one precision and not the other: " + "; ".join(flips) + ".")
+    return text

@@ -1,0 +1,25 @@
+"""The bf16-against-fp32 study (cldiv/synthetic/precision.py) on constructed runs."""
+
+from dataclasses import asdict
+
+from cldiv.synthetic.precision import compare, conclusion, paired_runs
+from cldiv.synthetic.table1 import cell_config
+
+
+def run(column, process, seed, precision, r2):
+    config = asdict(cell_config(column, process, seed, "smoke", precision=precision))
+    return {"config": config, "metrics": {"r2": r2, "mcc": 0.5, "ape_code": 0.01, "loss_m2000": 6.0}}
+
+
+def test_a_shifted_cell_is_flagged_and_a_noisy_one_is_not():
+    fp32 = [run("holds", "identity", s, "fp32", 0.99) for s in range(5)] + \
+           [run("violated", "identity", s, "fp32", 0.2 + 0.1 * s) for s in range(5)]
+    bf16 = [run("holds", "identity", s, "bf16", 0.90 + 0.001 * s) for s in range(5)] + \
+           [run("violated", "identity", s, "bf16", 0.2 + 0.1 * ((s + 2) % 5)) for s in range(5)]
+    pairs = paired_runs(fp32, bf16)
+    assert sorted(pairs) == [("holds", "identity"), ("violated", "identity")]
+    rows = {(r["column"], r["metric"]): r for r in compare(pairs)}
+    assert rows["holds", "R²"]["changed"] and abs(rows["holds", "R²"]["difference"] + 0.088) < 1e-9
+    assert not rows["violated", "R²"]["changed"]  # same values, other seeds: a zero mean difference
+    assert not rows["holds", "MCC"]["changed"]
+    assert "bf16 changes 1: identity holds (R²)" in conclusion(pairs, list(rows.values()), ["identity"])
