@@ -48,7 +48,7 @@ def test_golden_store_holds_every_spread_run_of_the_current_smoke_budget():
     assert not missing, f"{len(missing)} smoke configs not in the golden store, e.g. {missing[0]}"
 
 
-@pytest.mark.parametrize("column, process", SPREAD_CELLS, ids="/".join)
+@pytest.mark.parametrize("column, process", SPREAD_CELLS, ids=[f"{c}/{p}" for c, p in SPREAD_CELLS])
 @pytest.mark.parametrize("seed", RETRAINED_SEEDS)
 def test_retraining_a_stored_smoke_run_lands_within_the_seed_spread(column, process, seed):
     record = stored(column, process, seed)
