@@ -1,5 +1,7 @@
 """Mixed precision (SyntheticConfig.precision): bf16 matrix products, float32 everything else."""
 
+import warnings
+
 import pytest
 import torch
 
@@ -48,3 +50,13 @@ def test_bf16_training_learns_like_fp32_at_smoke_size_and_the_batched_trainer_ho
     assert bf16["metrics"]["r2"] == pytest.approx(fp32["metrics"]["r2"], abs=0.05)
     [batched] = train_batched([cell_config("holds", "identity", 0, "smoke", precision="bf16", **TINY)])
     assert batched["curves"]["loss"][0] == pytest.approx(bf16["curves"]["loss"][0], rel=1e-2)
+
+
+def test_the_precision_context_follows_the_device_it_is_given():
+    """On a GPU the same setting is CUDA autocast in bf16 (checked here without a GPU)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # without a GPU torch warns that CUDA autocast is disabled
+        for device, kind in [("cpu", "cpu"), ("cuda", "cuda"), ("cuda:1", "cuda")]:
+            context = autocast(cell_config("holds", "identity", 0, "smoke", precision="bf16"), device)
+            assert context.device == kind and context.fast_dtype == torch.bfloat16
+        assert not autocast(cell_config("holds", "identity", 0, "smoke"), "cuda")._enabled
