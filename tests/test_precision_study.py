@@ -23,3 +23,11 @@ def test_a_shifted_cell_is_flagged_and_a_noisy_one_is_not():
     assert not rows["violated", "R²"]["changed"]  # same values, other seeds: a zero mean difference
     assert not rows["holds", "MCC"]["changed"]
     assert "bf16 changes 1: identity holds (R²)" in conclusion(pairs, list(rows.values()), ["identity"])
+
+
+def test_runs_stored_before_a_field_existed_are_paired_by_their_config_hash():
+    old = run("holds", "identity", 0, "fp32", 0.99)
+    for field in ("precision", "positive_law"):  # as a record written before these fields existed
+        old["config"].pop(field)
+    pairs = paired_runs([old], [run("holds", "identity", 0, "bf16", 0.98)])
+    assert list(pairs) == [("holds", "identity")]

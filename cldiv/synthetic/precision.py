@@ -23,18 +23,22 @@ SIGNIFICANCE = 0.05
 
 
 def paired_runs(fp32: list[dict], bf16: list[dict]) -> dict[tuple[str, str], list[tuple[dict, dict]]]:
-    """(column, process) -> [(fp32 record, bf16 record)] of the same config but precision, same seed."""
+    """(column, process) -> [(fp32 record, bf16 record)] of the same config but precision, same seed.
+
+    Records are matched by the hash of their config with the precision set to "fp32" (records stored
+    before a field was added lack it in their config dict, so the dicts themselves are not compared)."""
+    from cldiv.config import config_hash
     from cldiv.synthetic.config import SyntheticConfig
 
-    def key(record: dict) -> tuple:
-        return tuple(sorted((k, str(v)) for k, v in record["config"].items() if k != "precision"))
+    def as_fp32(record: dict) -> SyntheticConfig:
+        return replace(SyntheticConfig(**record["config"]), precision="fp32")
 
-    by_key = {key(r): r for r in fp32}
+    by_hash = {config_hash(as_fp32(r)): r for r in fp32}
     pairs: dict[tuple[str, str], list[tuple[dict, dict]]] = {}
     for record in bf16:
-        twin = by_key.get(key(record))
+        config = as_fp32(record)
+        twin = by_hash.get(config_hash(config))
         if twin is not None:
-            config = replace(SyntheticConfig(**record["config"]), precision="fp32")
             pairs.setdefault((column_of(config), config.process), []).append((twin, record))
     return pairs
 
@@ -71,14 +75,16 @@ def conclusion(pairs: dict, rows: list[dict], processes: list[str]) -> str:
     changed = sorted({f"{r['process']} {COLUMN_TITLES[r['column']]} ({r['metric']})" for r in rows if r["changed"]})
 
     def mean_r2(index: int):
-        return lambda column, process: statistics.fmean(pair[index]["metrics"]["r2"] for pair in pairs[column, process])
+        return lambda column, process: statistics.fmean(
+            pair[index]["metrics"]["r2"] for pair in pairs[column, process]) if (column, process) in pairs else float("nan")
 
     complete = [p for p in processes if all((c, p) in pairs for c in TABLE1_COLUMNS if has_cell(c, p))]
     flips = [claim for (claim, a), (_, b) in zip(shape_checks(mean_r2(0), complete), shape_checks(mean_r2(1), complete))
              if a != b] if complete else []
     text = (f"Of {len({(r['column'], r['process']) for r in rows})} cells compared, bf16 changes "
             + (f"{len(changed)}: {', '.join(changed)}" if changed else "none")
-            + " (paired t-test at the 0.05 level and a difference above the scorecard's floor). ")
+            + f" (paired t-test at the {SIGNIFICANCE} level and a difference above the scorecard's floor; of these "
+            f"{len(rows)} tests about {SIGNIFICANCE * len(rows):.0f} would pass the test by chance alone). ")
     if complete:
         text += ("No ordering of Table 1 flips between the precisions." if not flips else
                  "Orderings of Table 1 that hold in one precision and not the other: " + "; ".join(flips) + ".")
