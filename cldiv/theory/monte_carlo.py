@@ -24,19 +24,9 @@ class MonteCarloEstimate:
     n_negatives: int
 
 
-def monte_carlo_infonce(
-    h: Map,
-    kappa: float,
-    tau: float,
-    n_negatives: int,
-    *,
-    conditional: str = "vmf",
-    negatives: str = "sphere",
-    exact_density: bool = True,
-    n_anchors: int = 500,
-    n_repeats: int = 10,
-    seed: int = 0,
-) -> MonteCarloEstimate:
+def monte_carlo_infonce(h: Map, kappa: float, tau: float, n_negatives: int, *, conditional: str = "vmf",
+                        negatives: str = "sphere", exact_density: bool = True, n_anchors: int = 500,
+                        n_repeats: int = 10, seed: int = 0) -> MonteCarloEstimate:
     """Finite-M InfoNCE of the map h, minus log M: converges to ``infonce_limit`` (Thms 3.3, A.4).
 
     Each of ``n_repeats`` batches draws ``n_anchors`` uniform anchors, their positives (vMF or
