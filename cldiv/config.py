@@ -14,7 +14,7 @@ import hashlib
 import json
 import math
 from dataclasses import field, fields, replace
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Iterable, Protocol
 
 import numpy as np
 
@@ -65,6 +65,18 @@ def check_range(name: str, value: Any, low: float, high: float, *, integer: bool
     if isinstance(value, bool) or not isinstance(value, kind) or not low <= value <= high:
         what = "an integer" if integer else "a number"
         raise ValueError(f"{name} must be {what} in [{low}, {high}]; got {value!r}")
+
+
+def check_subset(name: str, values: Any, allowed: tuple) -> list:
+    """``values`` as a non-empty list whose every item is one of ``allowed``."""
+    if isinstance(values, str) or not isinstance(values, Iterable):
+        raise ValueError(f"{name} must be a list of values from {', '.join(map(repr, allowed))}; got {values!r}")
+    values = list(values)
+    if not values:
+        raise ValueError(f"{name} must not be empty; allowed values: {', '.join(map(repr, allowed))}")
+    for value in values:
+        check_choice(name, value, allowed)
+    return values
 
 
 def positive_number(name: str, value: Any) -> float:

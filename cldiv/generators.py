@@ -22,6 +22,8 @@ import math
 import torch
 from torch import nn
 
+from cldiv.config import check_choice
+
 Tensor = torch.Tensor
 
 VARIANTS = ("paper", "code")
@@ -29,12 +31,6 @@ SYNTHETIC_PROCESSES = ("identity", "linear", "spiral", "patches", "invertible_ml
 GENERATORS = SYNTHETIC_PROCESSES + ("injective_linear", "monomial")
 
 _MIN_SINGULAR_VALUE = 1e-3  # a drawn W with a smaller singular value is redrawn
-
-
-def _check_choice(parameter: str, value: str, allowed: tuple[str, ...]) -> None:
-    if value not in allowed:
-        options = ", ".join(repr(a) for a in allowed)
-        raise ValueError(f"{parameter} must be one of {options}; got {value!r}")
 
 
 def _check_last_dim(x: Tensor, expected: int, what: str) -> None:
@@ -86,7 +82,7 @@ class InjectiveLinear(nn.Module):
         self, latent_dim: int, output_dim: int, *, seed: int = 0, variant: str = "paper"
     ) -> None:
         super().__init__()
-        _check_choice("variant", variant, VARIANTS)
+        check_choice("variant", variant, VARIANTS)
         if not 1 <= latent_dim <= output_dim:
             raise ValueError(
                 "need 1 <= latent_dim <= output_dim for an injective map; "
@@ -172,7 +168,7 @@ class Patches(nn.Module):
 
     def __init__(self, n_bands: int = 4, variant: str = "paper") -> None:
         super().__init__()
-        _check_choice("variant", variant, VARIANTS)
+        check_choice("variant", variant, VARIANTS)
         if n_bands < 1:
             raise ValueError(f"n_bands must be >= 1; got {n_bands}")
         self.latent_dim = self.output_dim = 3
@@ -319,8 +315,8 @@ def make_generator(
     ("linear", "injective_linear", "invertible_mlp"). ``kwargs`` go to the class
     (e.g. ``n`` for "spiral", ``n_bands`` for "patches").
     """
-    _check_choice("process", name, GENERATORS)
-    _check_choice("variant", variant, VARIANTS)
+    check_choice("process", name, GENERATORS)
+    check_choice("variant", variant, VARIANTS)
     if name in SYNTHETIC_PROCESSES and name != "identity" and latent_dim != 3:
         raise ValueError(
             f"latent_dim must be 3 for process {name!r} (a process on S^2); got {latent_dim}"

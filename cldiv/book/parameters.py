@@ -43,10 +43,6 @@ def list_of(rule: Rule) -> Rule:
     return check
 
 
-def subset_of(allowed: tuple) -> Rule:
-    return list_of(choice(allowed))
-
-
 def non_negative(name: str, value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
         raise ValueError(f"{name} must be a number >= 0; got {value!r}")

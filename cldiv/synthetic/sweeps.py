@@ -21,7 +21,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from cldiv.config import BUDGETS, check_choice
+from cldiv.config import BUDGETS, check_choice, check_positive, check_subset
 from cldiv.synthetic.config import POSITIVE_LAWS, SyntheticConfig
 from cldiv.encoders import INVERSE_ENCODERS
 from cldiv.generators import SYNTHETIC_PROCESSES
@@ -89,24 +89,6 @@ SWEEP_BUDGETS: dict[str, dict[str, dict[str, Any]]] = {
 }
 
 
-def _check_list(name: str, values: Any, allowed: tuple) -> list:
-    if isinstance(values, str) or not isinstance(values, Iterable):
-        raise ValueError(f"{name} must be a list of values from {', '.join(map(repr, allowed))}; got {values!r}")
-    values = list(values)
-    if not values:
-        raise ValueError(f"{name} must not be empty; allowed values: {', '.join(map(repr, allowed))}")
-    for value in values:
-        if value not in allowed:
-            raise ValueError(f"{name} must contain only {', '.join(map(repr, allowed))}; got {value!r}")
-    return values
-
-
-def _check_seeds(seeds: Any) -> int:
-    if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
-        raise ValueError(f"seeds must be a positive integer (runs per grid point, seeds 0 .. seeds-1); got {seeds!r}")
-    return seeds
-
-
 def budget_spec(name: str, budget: str) -> dict[str, Any]:
     """The config fields and default axes of sweep ``name`` under ``budget``."""
     check_choice("sweep", name, SWEEPS)
@@ -148,15 +130,16 @@ def sweep_configs(
         axes = ["processes", "encoders", "rhos"] if name == "constraint_ratio" else ["processes", "d_fixed", "sign_rules"]
         raise ValueError(f"unknown parameter(s) {unknown} of sweep {name!r}; allowed: {axes + ['seeds']} "
                          f"and the SyntheticConfig fields {sorted(known)}")
-    seeds = _check_seeds(spec["seeds"] if seeds is None else seeds)
+    seeds = spec["seeds"] if seeds is None else seeds
+    check_positive("seeds", seeds, integer=True)
     base = {**spec["config"], **overrides}
     configs: list[SyntheticConfig] = []
     if name == "constraint_ratio":
         if d_fixed is not None or sign_rules is not None:
             raise ValueError("d_fixed and sign_rules are parameters of sweep 'progressive_violation', not 'constraint_ratio'")
-        processes = _check_list("processes", SYNTHETIC_PROCESSES if processes is None else processes,
+        processes = check_subset("processes", SYNTHETIC_PROCESSES if processes is None else processes,
                                 SYNTHETIC_PROCESSES)
-        encoders = _check_list("encoders", SWEEP_ENCODERS if encoders is None else encoders, SWEEP_ENCODERS)
+        encoders = check_subset("encoders", SWEEP_ENCODERS if encoders is None else encoders, SWEEP_ENCODERS)
         rhos = list(spec["rhos"] if rhos is None else rhos)
         for rho in rhos:
             if isinstance(rho, bool) or not isinstance(rho, (int, float)) or not 0 <= rho <= 1:
@@ -169,13 +152,13 @@ def sweep_configs(
     else:
         if rhos is not None or encoders is not None:
             raise ValueError("rhos and encoders are parameters of sweep 'constraint_ratio', not 'progressive_violation'")
-        processes = _check_list("processes", PROGRESSIVE_PROCESSES if processes is None else processes,
+        processes = check_subset("processes", PROGRESSIVE_PROCESSES if processes is None else processes,
                                 PROGRESSIVE_PROCESSES)
         k = base.get("latent_dim", 10)
-        d_values = _check_list("d_fixed", spec["d_fixed"] if d_fixed is None else d_fixed, tuple(range(k + 1)))
+        d_values = check_subset("d_fixed", spec["d_fixed"] if d_fixed is None else d_fixed, tuple(range(k + 1)))
         rules = list(spec["sign_rules"] if sign_rules is None else sign_rules)
         if rules:
-            _check_list("sign_rules", rules, POSITIVE_LAWS)
+            check_subset("sign_rules", rules, POSITIVE_LAWS)
         if k - 1 not in d_values or "positive_law" in base:
             rules = []
         for seed in range(seeds):

@@ -21,17 +21,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from cldiv.config import integer_at_least
+
 __all__ = ["gauss_legendre", "circle_rule", "sphere_rule", "tangent_frame", "polar_rule"]
-
-
-def _check_nodes(n: int, name: str = "n") -> None:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"{name} (number of quadrature nodes) must be an integer >= 1; got {n!r}")
 
 
 def gauss_legendre(n: int, a: float = -1.0, b: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
     """Gauss-Legendre nodes and weights on [a, b]: sum_j w_j f(x_j) ~ int_a^b f(x) dx. (n,), (n,)."""
-    _check_nodes(n)
+    integer_at_least("n (number of quadrature nodes)", n, 1)
     if not (np.isfinite(a) and np.isfinite(b) and a < b):
         raise ValueError(f"the interval [a, b] must be finite with a < b; got a={a!r}, b={b!r}")
     x, w = np.polynomial.legendre.leggauss(int(n))
@@ -41,7 +38,7 @@ def gauss_legendre(n: int, a: float = -1.0, b: float = 1.0) -> tuple[np.ndarray,
 
 def circle_rule(n: int) -> tuple[np.ndarray, np.ndarray]:
     """Trapezoid rule on [0, 2 pi): angles 2 pi j / n and equal weights 2 pi / n. (n,), (n,)."""
-    _check_nodes(n)
+    integer_at_least("n (number of quadrature nodes)", n, 1)
     return 2.0 * np.pi * np.arange(n) / n, np.full(n, 2.0 * np.pi / n)
 
 
