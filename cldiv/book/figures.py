@@ -6,7 +6,7 @@ matplotlib figure; the chapter shows it with its caption. Smaller plots stay in 
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -14,8 +14,8 @@ import torch
 
 from cldiv.book.plotting import scatter3d, sphere_axes
 from cldiv.sphere import restricted_vmf, uniform_sphere, vmf
+from cldiv.theory.maps import Map
 
-Map = Callable[[np.ndarray], np.ndarray]
 #: Anchors of the restricted-positives figure: the equator, two mid latitudes, near a pole.
 _ANCHORS = torch.tensor([[0.0, 1.0, 0.0], [0.7, 0.0, 0.714], [-0.92, 0.39, 0.0], [0.35, -0.6, -0.72]],
                         dtype=torch.float64)
