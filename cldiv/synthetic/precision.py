@@ -70,17 +70,35 @@ def markdown(rows: list[dict], metrics: tuple[str, ...] = ("R²", "loss")) -> st
     return "\n".join(lines)
 
 
+def _mean_r2(pairs: dict, index: int):
+    """mean_r2(column, process) over the fp32 (index 0) or bf16 (index 1) runs of ``pairs``."""
+    return lambda column, process: statistics.fmean(
+        pair[index]["metrics"]["r2"] for pair in pairs[column, process]) if (column, process) in pairs else float("nan")
+
+
+def flipped_claims(pairs: dict, processes: list[str]) -> list[str]:
+    """The claims of ``shape_checks`` that hold in one precision and not in the other (processes
+    with every Table 1 cell paired only)."""
+    complete = [p for p in processes if all((c, p) in pairs for c in TABLE1_COLUMNS if has_cell(c, p))]
+    checks = zip(shape_checks(_mean_r2(pairs, 0), complete), shape_checks(_mean_r2(pairs, 1), complete))
+    return [claim for (claim, a), (_, b) in checks if a != b]
+
+
+def sensitive_cells(pairs: dict, rows: list[dict], processes: list[str]) -> set[tuple[str, str]]:
+    """(column, process) cells that bf16 changes: a metric marked changed, or a flipped claim of the
+    process together with a difference of mean R^2 above the floor in that cell. Their runs at the
+    paper's protocol use float32 (``SYNTHETIC_BUDGETS["paper"]["fp32_cells"]``)."""
+    cells = {(r["column"], r["process"]) for r in rows if r["changed"]}
+    flipped = {claim.split(":")[0] for claim in flipped_claims(pairs, processes)}
+    fp32, bf16 = _mean_r2(pairs, 0), _mean_r2(pairs, 1)
+    return cells | {(c, p) for (c, p) in pairs if p in flipped and abs(bf16(c, p) - fp32(c, p)) > METRICS["r2"][1]}
+
+
 def conclusion(pairs: dict, rows: list[dict], processes: list[str]) -> str:
     """Which cells bf16 changes and whether any of the paper's orderings flips."""
     changed = sorted({f"{r['process']} {COLUMN_TITLES[r['column']]} ({r['metric']})" for r in rows if r["changed"]})
-
-    def mean_r2(index: int):
-        return lambda column, process: statistics.fmean(
-            pair[index]["metrics"]["r2"] for pair in pairs[column, process]) if (column, process) in pairs else float("nan")
-
     complete = [p for p in processes if all((c, p) in pairs for c in TABLE1_COLUMNS if has_cell(c, p))]
-    flips = [claim for (claim, a), (_, b) in zip(shape_checks(mean_r2(0), complete), shape_checks(mean_r2(1), complete))
-             if a != b] if complete else []
+    flips = flipped_claims(pairs, processes)
     text = (f"Of {len({(r['column'], r['process']) for r in rows})} cells compared, bf16 changes "
             + (f"{len(changed)}: {', '.join(changed)}" if changed else "none")
             + f" (paired t-test at the {SIGNIFICANCE} level and a difference above the scorecard's floor; of these "

@@ -19,7 +19,8 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from cldiv.config import check_choice, with_overrides
-from cldiv.synthetic.config import SyntheticConfig, budget_overrides, budget_rerun_at, budget_seeds
+from cldiv.synthetic.config import (SyntheticConfig, budget_fp32_cells, budget_overrides, budget_rerun_at,
+                                    budget_seeds)
 from cldiv.synthetic.convergence import converged
 from cldiv.encoders import INVERSE_ENCODERS
 from cldiv.published import published
@@ -57,6 +58,8 @@ def cell_config(column: str, process: str, seed: int = 0, budget: str = "cpu", *
     check_choice("column", column, tuple(COLUMNS))
     check_choice("process", process, SYNTHETIC_PROCESSES)
     fields = {**budget_overrides(budget, _GROUP[column]), **COLUMNS[column]}
+    if (column, process) in budget_fp32_cells(budget):
+        fields["precision"] = "fp32"
     config = SyntheticConfig(process=process, seed=seed, **fields)
     return with_overrides(config, **overrides) if overrides else config
 

@@ -1,0 +1,25 @@
+"""Claims about the committed results in results/ that the code depends on."""
+
+from pathlib import Path
+
+from cldiv.book.store import ResultStore
+from cldiv.generators import SYNTHETIC_PROCESSES
+from cldiv.synthetic.config import budget_fp32_cells
+from cldiv.synthetic.precision import compare, paired_runs, sensitive_cells
+
+RESULTS = Path(__file__).resolve().parents[1] / "results"
+
+
+def synthetic_records() -> list[dict]:
+    return ResultStore(RESULTS, read_only=True).records("synthetic")
+
+
+def test_the_paper_budget_runs_in_float32_exactly_the_cells_bf16_changes():
+    records = synthetic_records()
+    cpu = [r for r in records if r["config"]["batch_size"] in (1024, 256, 16)]  # the cpu budget's Table 1 sizes
+    fp32 = [r for r in cpu if r["config"].get("precision", "fp32") == "fp32"]
+    bf16 = [r for r in cpu if r["config"].get("precision") == "bf16"]
+    pairs = paired_runs(fp32, bf16)
+    assert len(pairs) >= 20, "the precision study's runs are missing from results/"
+    cells = sensitive_cells(pairs, compare(pairs), list(SYNTHETIC_PROCESSES))
+    assert cells == set(budget_fp32_cells("paper"))
