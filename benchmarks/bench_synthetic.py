@@ -5,10 +5,11 @@ PyTorch loop doing the same work (batch N, N vMF positives, N fresh uniform nega
 encoder with per-batch BatchNorm statistics, InfoNCE, Adam), in one process, alternating blocks;
 prints each, its speedup, its time against the MLP's matrix products alone at the same precision
 (``floor_ratio``: the step within 2x of its floor means 2 or less), each precision's large-matmul
-peak, and the peak memory of short cpu-budget runs. The same command as
+peak, and the peak memory of short cpu-budget runs; with --compile, the compiled step of each
+precision as well. The same command as
 ``cldiv bench synthetic`` (see ``cldiv.synthetic.bench``):
 
-    python benchmarks/bench_synthetic.py --batch 2000 --iterations 50 [--json] [--no-memory] [--threads T]
+    python benchmarks/bench_synthetic.py --batch 2000 --iterations 50 [--json] [--no-memory] [--threads T] [--compile]
 """
 
 import sys

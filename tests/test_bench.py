@@ -16,17 +16,18 @@ from cldiv.synthetic.bench import peak_memory_mib, step_flops, straightforward_s
 def test_bench_cli_reports_both_precisions_against_the_plain_loop_and_their_gemm_floors():
     result = subprocess.run(
         [sys.executable, "benchmarks/bench_synthetic.py", "--batch", "32", "--iterations", "2", "--json",
-         "--no-memory", "--threads", "1"], capture_output=True, text=True, check=True)
+         "--no-memory", "--threads", "1", "--compile"], capture_output=True, text=True, check=True)
     report = json.loads(result.stdout)
     plain = report["straightforward_seconds_per_iteration"]
-    for precision in ("fp32", "bf16"):
+    variants = ("fp32", "bf16", "fp32_compiled", "bf16_compiled")
+    for precision in variants:
         r = report[precision]
         for key in ("seconds_per_iteration", "mlp_gemm_seconds", "matmul_gflops"):
             assert r[key] > 0, (precision, key)
         assert r["speedup"] == plain / r["seconds_per_iteration"]
         assert r["floor_ratio"] == r["seconds_per_iteration"] / r["mlp_gemm_seconds"]
-    fastest = report["precision"]
-    assert report["seconds_per_iteration"] == min(report[p]["seconds_per_iteration"] for p in ("fp32", "bf16"))
+    fastest = report["precision"] + ("_compiled" if report["step"] == "compiled" else "")
+    assert report["seconds_per_iteration"] == min(report[v]["seconds_per_iteration"] for v in variants)
     assert report["seconds_per_iteration"] == report[fastest]["seconds_per_iteration"]
     assert report["speedup"] == plain / report["seconds_per_iteration"]
     assert report["step_gflop"] == step_flops(32) / 1e9

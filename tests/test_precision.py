@@ -10,7 +10,8 @@ from cldiv.losses import info_nce
 from cldiv.synthetic.batched import train_batched
 from cldiv.synthetic.config import SyntheticConfig
 from cldiv.synthetic.table1 import cell_config
-from cldiv.synthetic.train import autocast, build_model, contrastive_loss, random_stream, sample_batch, train
+from cldiv.synthetic.train import (STEP_MODE_VARIABLE, STEP_MODES, autocast, build_model, contrastive_loss, make_step,
+                                   random_stream, sample_batch, step_mode, train)
 
 TINY = dict(batch_size=64, n_negatives=64, iterations=6, eval_every=3, n_eval=128)
 
@@ -60,3 +61,24 @@ def test_the_precision_context_follows_the_device_it_is_given():
             context = autocast(cell_config("holds", "identity", 0, "smoke", precision="bf16"), device)
             assert context.device == kind and context.fast_dtype == torch.bfloat16
         assert not autocast(cell_config("holds", "identity", 0, "smoke"), "cuda")._enabled
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("precision, tolerance", [("fp32", 1e-5), ("bf16", 2e-2)])
+def test_the_compiled_step_trains_like_the_eager_one(precision, tolerance):
+    config = cell_config("holds", "identity", 0, "smoke", precision=precision)
+    losses = {}
+    for mode in STEP_MODES:
+        _, step = make_step(config, "cpu", mode=mode)
+        losses[mode] = [float(step()) for _ in range(4)]
+    assert losses["eager"][-1] < losses["eager"][0]  # the steps train
+    for eager, compiled in zip(losses["eager"], losses["compiled"]):
+        assert abs(eager - compiled) <= tolerance * abs(eager), losses
+
+
+def test_the_step_mode_is_checked(monkeypatch):
+    monkeypatch.setenv(STEP_MODE_VARIABLE, "fused")
+    with pytest.raises(ValueError, match="CLDIV_STEP.*eager"):
+        step_mode()
+    with pytest.raises(ValueError, match="mode.*compiled"):
+        make_step(cell_config("holds", "identity", 0, "smoke"), "cpu", mode="jit")

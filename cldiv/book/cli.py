@@ -4,10 +4,10 @@
     cldiv golden [NAME ...] [--retrain]
     cldiv list
     cldiv synthetic [--budget cpu] [--processes ...] [--seeds N] [--columns ...] [--set FIELD VALUE ...]
-                    [--workers N | --batched]
+                    [--workers N | --batched] [--compile]
     cldiv gpu-run [--budget paper] [--columns holds violated inverse] [--processes ...] [--seeds N]
                   [--max-minutes M] [--device cuda]
-    cldiv bench synthetic [--batch 2000] [--iterations 50] [--json]
+    cldiv bench synthetic [--batch 2000] [--iterations 50] [--json] [--compile]
     cldiv sweep <constraint_ratio|progressive_violation> [--budget cpu] [--executor local|ray]
                 [--address ADDR] [--workers N] [--gpus-per-task G] [-p NAME VALUE ...]
 """
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import os
 import sys
 import time
 from typing import Any
@@ -62,8 +63,10 @@ def _list(args: argparse.Namespace) -> None:
 def _synthetic(args: argparse.Namespace) -> None:
     from cldiv.generators import SYNTHETIC_PROCESSES
     from cldiv.synthetic.table1 import COLUMNS, companion_configs, markdown_table, summarise, table_configs
-    from cldiv.synthetic.train import run_all
+    from cldiv.synthetic.train import STEP_MODE_VARIABLE, run_all
 
+    if args.compile:
+        os.environ[STEP_MODE_VARIABLE] = "compiled"
     overrides = {name: parse_value(value) for name, value in args.set}
     kwargs = {"processes": args.processes} if args.processes else {}
     configs = table_configs(args.budget, seeds=args.seeds, columns=args.columns or tuple(COLUMNS),
@@ -88,7 +91,8 @@ def _bench(args: argparse.Namespace) -> None:
 
     from cldiv.synthetic.bench import format_report, run_benchmark
 
-    report = run_benchmark(args.batch, args.iterations, memory=not args.no_memory, threads=args.threads)
+    report = run_benchmark(args.batch, args.iterations, memory=not args.no_memory, threads=args.threads,
+                           compiled=args.compile)
     print(json.dumps(report) if args.json else format_report(report))
 
 
@@ -170,6 +174,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=1, help="parallel processes (default: 1)")
     p.add_argument("--batched", action="store_true",
                    help="train runs of equal shapes as one batched model (the GPU path)")
+    p.add_argument("--compile", action="store_true",
+                   help="compiled training step (torch.compile; sets $CLDIV_STEP=compiled for the workers too)")
     p.set_defaults(func=_synthetic)
 
     p = sub.add_parser("bench", help="time one training step against a straightforward loop")
@@ -179,6 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the report as one JSON object")
     p.add_argument("--no-memory", action="store_true", help="skip the peak-memory child runs")
     p.add_argument("--threads", type=int, default=0, help="torch CPU threads (default: torch's choice)")
+    p.add_argument("--compile", action="store_true", help="also time the compiled step of each precision")
     p.set_defaults(func=_bench)
 
     p = sub.add_parser("gpu-run", help="Table 1 at the paper's protocol on a GPU, batched, within a time limit",

@@ -166,35 +166,41 @@ def peak_memory_mib(budget: str = "cpu", iterations: int = 20) -> dict[str, floa
 
 
 def run_benchmark(batch: int = 2000, iterations: int = 50, memory: bool = True, threads: int = 0,
-                  allocator: bool = True) -> dict:
+                  allocator: bool = True, compiled: bool = False) -> dict:
     """Time cldiv's step and the straightforward loop; GFLOP/s vs the matmul peak; memory;
-    with ``allocator``, both steps again under TUNED_MALLOC (child process).
+    with ``allocator``, both steps again under TUNED_MALLOC (child process); with ``compiled``,
+    the compiled step (``cldiv.synthetic.train.STEP_MODES``) of each precision too, reported as
+    ``fp32_compiled`` and ``bf16_compiled`` (compilation happens in the untimed warm-up).
 
     ``threads`` > 0 sets torch's CPU threads for the whole comparison (default: torch's choice).
     """
     if threads:
         torch.set_num_threads(threads)
     steps, peaks = {"straightforward": straightforward_step(batch)}, {p: [] for p in PRECISIONS}
+    variants = {}  # name -> precision
     for precision, dtype in zip(PRECISIONS, (torch.float32, torch.bfloat16)):
         config = SyntheticConfig(batch_size=batch, n_negatives=batch, iterations=iterations, precision=precision)
-        steps[precision] = make_step(config, "cpu")[1]
+        for mode in ("eager", "compiled") if compiled else ("eager",):
+            name = precision if mode == "eager" else f"{precision}_compiled"
+            steps[name], variants[name] = make_step(config, "cpu", mode=mode)[1], precision
         steps[f"gemm_{precision}"] = mlp_gemm_step(batch, dtype=dtype)
         steps[f"matmul_{precision}"] = lambda dtype=dtype, out=peaks[precision]: out.append(matmul_gflops(dtype=dtype))
     seconds = time_steps(steps, iterations)
     flops = step_flops(batch)
     plain = seconds["straightforward"]
-    per_precision = {p: {"seconds_per_iteration": seconds[p], "speedup": plain / seconds[p],
-                         "mlp_gemm_seconds": seconds[f"gemm_{p}"], "floor_ratio": seconds[p] / seconds[f"gemm_{p}"],
-                         "matmul_gflops": statistics.median(peaks[p]), "step_gflops": flops / seconds[p] / 1e9}
-                     for p in PRECISIONS}
-    fastest = min(PRECISIONS, key=lambda p: seconds[p])
+    per_variant = {v: {"seconds_per_iteration": seconds[v], "speedup": plain / seconds[v],
+                       "mlp_gemm_seconds": seconds[f"gemm_{p}"], "floor_ratio": seconds[v] / seconds[f"gemm_{p}"],
+                       "matmul_gflops": statistics.median(peaks[p]), "step_gflops": flops / seconds[v] / 1e9}
+                   for v, p in variants.items()}
+    fastest = min(variants, key=lambda v: seconds[v])
     report = {
-        "precision": fastest,
+        "precision": variants[fastest],
+        "step": "compiled" if fastest.endswith("_compiled") else "eager",
         "seconds_per_iteration": seconds[fastest],
         "straightforward_seconds_per_iteration": plain,
         "speedup": plain / seconds[fastest],
-        "floor_ratio": per_precision[fastest]["floor_ratio"],
-        **{p: per_precision[p] for p in PRECISIONS},
+        "floor_ratio": per_variant[fastest]["floor_ratio"],
+        **per_variant,
         "step_gflop": flops / 1e9,
         "straightforward_gflops": flops / plain / 1e9,
         "speedup_ceiling_fp32": plain / seconds["gemm_fp32"],
@@ -213,12 +219,12 @@ def format_report(report: dict) -> str:
     lines = [f"batch {report['batch']}, {report['iterations']} timed iterations, {report['threads']} threads",
              f"straightforward float32 loop: {report['straightforward_seconds_per_iteration']:.4f} s/iteration "
              f"({report['straightforward_gflops']:.1f} GFLOP/s)"]
-    for p in PRECISIONS:
-        r = report[p]
-        lines.append(f"cldiv step, {p}: {r['seconds_per_iteration']:.4f} s/iteration ({r['step_gflops']:.1f} GFLOP/s), "
+    for v in (f"{p}{mode}" for mode in ("", "_compiled") for p in PRECISIONS if f"{p}{mode}" in report):
+        r = report[v]
+        lines.append(f"cldiv step, {v}: {r['seconds_per_iteration']:.4f} s/iteration ({r['step_gflops']:.1f} GFLOP/s), "
                      f"speedup {r['speedup']:.2f}x; its matrix products alone {r['mlp_gemm_seconds']:.4f} s "
-                     f"({r['floor_ratio']:.2f}x that floor); large {p} matmul {r['matmul_gflops']:.0f} GFLOP/s")
-    lines.append(f"fastest: {report['precision']}, {report['seconds_per_iteration']:.4f} s/iteration, "
+                     f"({r['floor_ratio']:.2f}x that floor); large matmul {r['matmul_gflops']:.0f} GFLOP/s")
+    lines.append(f"fastest: {report['precision']} {report['step']}, {report['seconds_per_iteration']:.4f} s/iteration, "
                  f"speedup {report['speedup']:.2f}x over the plain float32 loop")
     if "tuned_allocator" in report:
         tuned = report["tuned_allocator"]
