@@ -22,7 +22,8 @@ import torch
 from cldiv.images.augment import REGIMES, augment_batch, regime_transforms
 from cldiv.images.encoders import IMAGE_ENCODERS, make_image_encoder, parameter_count
 from cldiv.images.data import shapes_dataset
-from cldiv.images.simclr import BUDGETS, nt_xent
+from cldiv.budgets import BUDGET_NAMES, overrides
+from cldiv.images.simclr import nt_xent
 
 
 def _median_seconds(fn, steps: int, device: str) -> float:
@@ -41,7 +42,7 @@ def _median_seconds(fn, steps: int, device: str) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--budget", default="cpu", choices=sorted(BUDGETS))
+    parser.add_argument("--budget", default="cpu", choices=BUDGET_NAMES)
     parser.add_argument("--batch", type=int, default=250)
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
@@ -69,9 +70,9 @@ def main() -> None:
     report["parameters"] = {}
     transforms = regime_transforms("all")
     for name in IMAGE_ENCODERS:
-        width, depth = BUDGETS[args.budget]["sizes"][name]
+        size = overrides("simclr", args.budget, name)
         torch.manual_seed(0)
-        encoder = make_image_encoder(name, width, depth).to(device).train()
+        encoder = make_image_encoder(name, size["width"], size["depth"]).to(device).train()
         optimiser = torch.optim.Adam(encoder.parameters(), lr=3e-4)
 
         def step():

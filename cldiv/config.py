@@ -3,8 +3,8 @@
 Every experiment's config (``cldiv.synthetic.config.SyntheticConfig``,
 ``cldiv.images.simclr.SimCLRConfig``) is a frozen dataclass with a ``kind``; this module hashes
 them, overrides their fields, and holds the validators their ``__post_init__`` calls, each
-naming the parameter and the allowed values. Budgets (``paper``, ``cpu``, ``smoke``) are named
-sets of overrides. A config never holds the device: where a run happened is part of its
+naming the parameter and the allowed values. Budgets (``cldiv.budgets``) are named sets of
+overrides. A config never holds the device: where a run happened is part of its
 provenance, not of what was asked for.
 """
 
@@ -21,10 +21,6 @@ import numpy as np
 
 class Config(Protocol):
     kind: ClassVar[str]
-
-
-#: The named budgets of every experiment: the paper's protocol, the committed CPU results, seconds for tests.
-BUDGETS = ("paper", "cpu", "smoke")
 
 
 def added_field(default: Any) -> Any:

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from cldiv.book.store import ResultStore
 from cldiv.generators import SYNTHETIC_PROCESSES
-from cldiv.synthetic.config import budget_fp32_cells
+from cldiv.budgets import budget
 from cldiv.synthetic.precision import compare, paired_runs, sensitive_cells
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
@@ -22,4 +22,4 @@ def test_the_paper_budget_runs_in_float32_exactly_the_cells_bf16_changes():
     pairs = paired_runs(fp32, bf16)
     assert len(pairs) >= 20, "the precision study's runs are missing from results/"
     cells = sensitive_cells(pairs, compare(pairs), list(SYNTHETIC_PROCESSES))
-    assert cells == set(budget_fp32_cells("paper"))
+    assert cells == set(budget("synthetic", "paper").fp32_cells)

@@ -14,7 +14,7 @@ from cldiv.book.verdicts import VERDICTS, cell_agrees, claim_verdict, verdict_ru
 from cldiv.published import FIGURE3, published
 from cldiv.synthetic import table1 as tables
 from cldiv.config import config_hash
-from cldiv.synthetic.config import budget_overrides, budget_seeds
+from cldiv.budgets import budget as named_budget, overrides
 from cldiv.generators import SYNTHETIC_PROCESSES
 from cldiv.images.simclr import simclr_configs
 from cldiv.book.store import ResultStore, write_json_atomic
@@ -47,7 +47,7 @@ def write_table1_runs(root: Path, *, agree: bool = True, budget: str = "paper") 
             paper = published("r2", column, process)
             if paper is None:
                 continue
-            for seed in range(budget_seeds(budget)):
+            for seed in range(named_budget("synthetic", budget).seeds):
                 r2 = paper[0] + (0.0 if agree else 0.5) + 0.001 * seed
                 paths.append(write_run(root, tables.cell_config(column, process, seed, budget), r2=r2))
     return paths
@@ -153,7 +153,7 @@ def test_partly_when_some_cells_are_not_run(tmp_path):
     write_run(tmp_path, tables.cell_config("holds", "spiral", 0, "cpu"), r2=0.999)
     table1 = row(sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path), "Table 1")
     assert table1.verdict == "partly" and "1/1 cells agree, 18 not run" in table1.ours
-    cpu = budget_overrides("cpu", "holds")
+    cpu = overrides("synthetic", "cpu", "holds")
     assert table1.budget == f"cpu: {cpu['iterations']} it × batch {cpu['batch_size']}, 1 seed"
 
 

@@ -9,7 +9,8 @@ from cldiv.images.encoders import IMAGE_ENCODERS, make_image_encoder, parameter_
 from cldiv.images.data import shapes_dataset
 from cldiv.images.probe import latent_r2, linear_probe
 from cldiv.metrics import affine_r2
-from cldiv.images.simclr import PAPER_SIZES, SimCLRConfig, nt_xent, run_simclr, simclr_configs, train_simclr
+from cldiv.budgets import PAPER_IMAGE_SIZES
+from cldiv.images.simclr import SimCLRConfig, nt_xent, run_simclr, simclr_configs, train_simclr
 from cldiv.book.store import ResultStore
 
 
@@ -18,7 +19,7 @@ from cldiv.book.store import ResultStore
 @pytest.mark.parametrize("name", IMAGE_ENCODERS)
 def test_each_encoder_at_the_papers_size_maps_a_batch_to_unit_norm_512d_vectors(name):
     torch.manual_seed(0)
-    encoder = make_image_encoder(name, *PAPER_SIZES[name]).eval()
+    encoder = make_image_encoder(name, **PAPER_IMAGE_SIZES[name]).eval()
     with torch.no_grad():
         z = encoder(torch.rand(3, 3, 32, 32))
     assert z.shape == (3, 512)

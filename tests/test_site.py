@@ -210,6 +210,8 @@ PAGE_REPORT = """(async () => {
     typeset: document.querySelectorAll('mjx-container').length,
     images: [...document.images].map(img => ({src: img.getAttribute('src'), ok: img.complete,
         width: img.naturalWidth, height: img.naturalHeight})),
+    wide_code: [...document.querySelectorAll('div.cell pre')].filter(pre => pre.scrollWidth > pre.clientWidth + 1)
+        .map(pre => pre.textContent.slice(0, 80)),
   };
 })()"""
 
@@ -279,6 +281,7 @@ def check_page(browser: Browser, page: Path, root: Path) -> tuple[str, list[str]
     problems += [f"MathJax error: {text!r}" for text in report["mathjax_errors"]]
     problems += [f"image not loaded: {img['src']}" for img in report["images"]
                  if not (img["ok"] and img["width"] > 0 and img["height"] > 0)]
+    problems += [f"code cell wider than the page: {text!r}" for text in report["wide_code"]]
     return session, problems, report
 
 

@@ -10,7 +10,8 @@ from cldiv.synthetic.config import SyntheticConfig
 from cldiv.encoders import MLPEncoder
 from cldiv.book.store import REPO_ROOT
 from cldiv.sphere import grouped_uniform_sphere
-from cldiv.synthetic.sweeps import (PAPER_10D_WIDTHS, markdown_summary, run_named_sweep, summary_rows,
+from cldiv.budgets import PAPER_10D_WIDTHS
+from cldiv.synthetic.sweeps import (markdown_summary, run_named_sweep, summary_rows,
                           sweep_configs)
 from cldiv.synthetic.train import build_model, contrastive_loss, make_step, sample_batch
 

@@ -7,7 +7,8 @@ import torch
 
 
 from cldiv.config import with_overrides
-from cldiv.synthetic.config import SYNTHETIC_BUDGETS, SyntheticConfig, budget_overrides
+from cldiv.budgets import BUDGETS, overrides
+from cldiv.synthetic.config import SyntheticConfig
 from cldiv.book.store import ResultStore
 from cldiv.published import TABLE1_R2, TABLE3, TABLES4_6, published
 from cldiv.synthetic.table1 import (ERRATA_VARIANTS, RERUN_CELLS, SPIRAL_BASIN_SEEDS, cell_config, column_of,
@@ -77,10 +78,10 @@ def test_budgets_are_overridable_and_table_configs_cover_every_cell():
     assert configs[0].seed == 0 and configs[-1].seed == 1  # seed-major
     adapted = cell_config("adapted", "identity", budget="cpu")
     assert (adapted.loss, adapted.d_fixed, adapted.rho) == ("support_corrected", 1, 1.0)
-    assert adapted.batch_size == budget_overrides("cpu", "adapted")["batch_size"]
+    assert adapted.batch_size == overrides("synthetic", "cpu", "adapted")["batch_size"]
     assert cell_config("holds", "spiral", budget="paper").batch_size == 2000
     assert cell_config("holds", "spiral", budget="cpu", iterations=7).iterations == 7
-    assert set(SYNTHETIC_BUDGETS) == {"paper", "cpu", "smoke"}
+    assert set(BUDGETS["synthetic"]) == {"paper", "cpu", "smoke"}
     with pytest.raises(ValueError, match="budget must be one of"):
         table_configs("laptop")
     with pytest.raises(ValueError, match="seeds must be a positive integer"):

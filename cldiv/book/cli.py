@@ -21,7 +21,7 @@ import sys
 import time
 from typing import Any
 
-from cldiv.config import BUDGETS
+from cldiv.budgets import BUDGET_NAMES
 from cldiv.images import DATASETS, IMAGE_ENCODERS, REGIMES
 
 
@@ -165,7 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("synthetic", help="run (or load) the synthetic benchmark's cells for a budget",
                        description="Run (or load) Table 1's cells; without --columns, --seeds or --set, also "
                        "the other runs the synthetic and errata chapters show (cldiv.synthetic.table1.companion_configs).")
-    p.add_argument("--budget", default="cpu", choices=BUDGETS, help="named budget (default: cpu)")
+    p.add_argument("--budget", default="cpu", choices=BUDGET_NAMES, help="named budget (default: cpu)")
     p.add_argument("--processes", nargs="*", help="generative processes (default: all five)")
     p.add_argument("--seeds", type=int, help="runs per cell (default: the budget's)")
     p.add_argument("--columns", nargs="*", help="holds violated adapted inverse inverse_holds (default: all)")
@@ -192,7 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Check the device and one training step against the CPU, then train the "
                        "missing runs of the chosen cells in batched groups into the result store, stopping "
                        "before --max-minutes with only complete results. Call again to resume.")
-    p.add_argument("--budget", default="paper", choices=BUDGETS, help="named budget (default: paper)")
+    p.add_argument("--budget", default="paper", choices=BUDGET_NAMES, help="named budget (default: paper)")
     p.add_argument("--columns", nargs="+", default=["holds", "violated", "inverse"],
                    help="InfoNCE columns of Table 1: holds violated inverse inverse_holds (default: the first three)")
     p.add_argument("--processes", nargs="+", default=None, help="generative processes (default: all five)")
@@ -203,7 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("sweep", help="run (or load) a named sweep of Section 4 into the result store")
     p.add_argument("name", help="constraint_ratio or progressive_violation")
-    p.add_argument("--budget", default="cpu", choices=BUDGETS, help="named budget (default: cpu)")
+    p.add_argument("--budget", default="cpu", choices=BUDGET_NAMES, help="named budget (default: cpu)")
     p.add_argument("--executor", default="local", help="local (process pool) or ray (default: local)")
     p.add_argument("--address", help="Ray cluster address (default: $RAY_ADDRESS, else a local instance)")
     p.add_argument("--workers", type=int, help="local processes (default: one per CPU core)")
@@ -217,7 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_list)
 
     p = sub.add_parser("simclr", help="run the SimCLR image experiment (Figure 3) into the result store")
-    p.add_argument("--budget", default="cpu", choices=BUDGETS, help="named budget (default: cpu)")
+    p.add_argument("--budget", default="cpu", choices=BUDGET_NAMES, help="named budget (default: cpu)")
     p.add_argument("--dataset", default="shapes", choices=DATASETS, help="image data set (default: shapes)")
     p.add_argument("--encoders", nargs="+", default=list(IMAGE_ENCODERS), choices=IMAGE_ENCODERS)
     p.add_argument("--regimes", nargs="+", default=list(REGIMES), choices=REGIMES)

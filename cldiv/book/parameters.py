@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from cldiv.config import BUDGETS, check_choice, integer_at_least, positive_number
+from cldiv.budgets import BUDGET_NAMES, budget
+from cldiv.config import check_choice, integer_at_least, positive_number
 
 Rule = Callable[[str, Any], None]
 
@@ -81,18 +82,18 @@ RULES: dict[str, dict[str, Rule]] = {
     "support_correction": {"kappa": positive, "tau": positive, **_GRID, "twists": list_of(non_negative),
                            "negatives": list_of(integer(1)), **_MONTE_CARLO, "n_points": integer(2),
                            "resolution": integer(4), "seed": SEED},
-    "synthetic_benchmark": {"budget": choice(BUDGETS), "processes": list_of(anything), "seeds": integer(1),
-                            "overrides": mapping, "workers": WORKERS, "rerun_at": optional(choice(BUDGETS)),
+    "synthetic_benchmark": {"budget": choice(BUDGET_NAMES), "processes": list_of(anything), "seeds": integer(1),
+                            "overrides": mapping, "workers": WORKERS, "rerun_at": optional(choice(BUDGET_NAMES)),
                             "basin_seeds": integer(0), "scatter_process": anything},
-    "errata": {"budget": choice(BUDGETS), "seeds": integer(1), "processes": list_of(anything), "workers": WORKERS},
-    "constraint_ratio": {"budget": choice(BUDGETS), "processes": list_of(anything), "encoders": list_of(anything),
+    "errata": {"budget": choice(BUDGET_NAMES), "seeds": integer(1), "processes": list_of(anything), "workers": WORKERS},
+    "constraint_ratio": {"budget": choice(BUDGET_NAMES), "processes": list_of(anything), "encoders": list_of(anything),
                          "rhos": optional(list_of(non_negative)), "seeds": optional(integer(1)), "overrides": mapping,
                          "group_sizes": list_of(integer(1)), "executor": EXECUTOR, "workers": WORKERS,
                          "ray_address": anything},
-    "progressive_violation": {"budget": choice(BUDGETS), "processes": list_of(anything),
+    "progressive_violation": {"budget": choice(BUDGET_NAMES), "processes": list_of(anything),
                               "d_fixed": optional(list_of(integer(0))), "seeds": optional(integer(1)),
                               "overrides": mapping, "executor": EXECUTOR, "workers": WORKERS, "ray_address": anything},
-    "cifar10": {"dataset": anything, "budget": choice(BUDGETS), "encoders": list_of(anything),
+    "cifar10": {"dataset": anything, "budget": choice(BUDGET_NAMES), "encoders": list_of(anything),
                 "regimes": list_of(anything), "epochs": optional(integer(1)), "n_train": optional(integer(1)),
                 "seeds": list_of(integer(0)), "data_root": anything, "download": choice((True, False)),
                 "threads": integer(0)},
@@ -113,9 +114,7 @@ RELATIONS: dict[str, list[tuple[str, Callable[[dict], bool]]]] = {
 
 def _sweep_batch(name: str, values: dict) -> int:
     """The batch size a sweep chapter runs at: its budget's, unless overridden."""
-    from cldiv.synthetic.sweeps import budget_spec
-
-    return values["overrides"].get("batch_size", budget_spec(name, values["budget"])["config"]["batch_size"])
+    return values["overrides"].get("batch_size", budget(name, values["budget"]).config["batch_size"])
 
 
 def check_parameters(chapter: str, namespace: Mapping[str, Any]) -> dict[str, Any]:

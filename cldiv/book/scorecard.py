@@ -28,7 +28,7 @@ from cldiv.book.verdicts import (METRIC_LABELS, VERDICTS, Assessment, Cells, Tal
 from cldiv.generators import SYNTHETIC_PROCESSES
 from cldiv.published import FIGURE3, FIGURE5A, published as published_cell
 from cldiv.synthetic import table1 as tables
-from cldiv.synthetic.config import budget_seeds
+from cldiv import budgets
 from cldiv.synthetic.convergence import converged
 
 __all__ = ["Claim", "Row", "CLAIMS", "scorecard", "verdict_rules", "VERDICTS"]
@@ -74,7 +74,7 @@ def table_cells(columns: Iterable[str]) -> Callable[[str], Iterable[tuple[tuple,
         for column in columns:
             for process in SYNTHETIC_PROCESSES:
                 if tables.has_cell(column, process):
-                    for seed in range(budget_seeds(budget)):
+                    for seed in range(budgets.budget("synthetic", budget).seeds):
                         yield (column, process), tables.cell_config(column, process, seed, budget)
 
     return configs
@@ -205,7 +205,7 @@ def assess_constraint_sweep(store: ResultStore) -> Assessment:
     Table 1's "adapted" column, which is what is compared. The verdict is at most "partly" until
     the paper's whole grid (11 values of rho x 5 processes x {MLP, inverse}) has been run.
     """
-    from cldiv.synthetic.sweeps import PAPER_RHOS, constraint_ratio_cells, sweep_configs
+    from cldiv.synthetic.sweeps import constraint_ratio_cells, sweep_configs
 
     def configs(budget: str):
         for config in sweep_configs("constraint_ratio", budget):
@@ -230,7 +230,7 @@ def assess_constraint_sweep(store: ResultStore) -> Assessment:
             ends.append(f"{statistics.fmean(values):.2f}" if values else "?")
         if ends != ["?", "?"]:
             parts.append(f"{label} R² {ends[0]} → {ends[1]} (ρ 0 → 1)")
-    grid = len(constraint_ratio_cells(SYNTHETIC_PROCESSES, ("mlp", "inverse"))) * len(PAPER_RHOS)
+    grid = len(constraint_ratio_cells(SYNTHETIC_PROCESSES, ("mlp", "inverse"))) * len(budgets.budget("constraint_ratio", "paper").axes["rhos"])
     rhos = sorted({rho for _, _, rho in found})
     verdict = tally.verdict if tally.n_run else "measured"
     if verdict == "reproduced" and len(found) < grid:

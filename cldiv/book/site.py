@@ -53,8 +53,10 @@ licensed under the Apache License 2.0. Copied from the PyPI package sphinx-mathj
 by cldiv.book.site when the book is built.
 """
 
-#: Styles of the scorecard table, written to ``_static/cldiv-site.css``.
+#: Styles of the site, written to ``_static/cldiv-site.css``: code cells and their printed outputs
+#: wrap long lines at the page's edge instead of running past it; the scorecard table.
 SITE_CSS = """\
+div.cell div.cell_input pre, div.cell div.cell_output pre { white-space: pre-wrap; overflow-wrap: anywhere; }
 table.cldiv-scorecard { font-size: 0.8rem; line-height: 1.35; }
 table.cldiv-scorecard th, table.cldiv-scorecard td { padding: 0.4rem 0.45rem; vertical-align: top; }
 table.cldiv-scorecard p { margin: 0 0 0.25rem 0; }

@@ -31,6 +31,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
+from cldiv import budgets
 from cldiv.images import DATASETS, IMAGE_ENCODERS, REGIMES
 from cldiv.images.augment import REGIME_VARIANTS, augment_batch, regime_transforms
 from cldiv.config import check_choice, check_positive, check_range
@@ -38,7 +39,7 @@ from cldiv.images.encoders import make_image_encoder, parameter_count
 from cldiv.images.data import load_images
 from cldiv.images.probe import latent_r2, linear_probe
 
-__all__ = ["BUDGETS", "PAPER_SIZES", "SimCLRConfig", "nt_xent", "run_simclr", "simclr_configs", "train_simclr"]
+__all__ = ["SimCLRConfig", "nt_xent", "run_simclr", "simclr_configs", "train_simclr"]
 
 VIEWS = ("one_augmented", "two_augmented")
 PROBE_MODES = ("eval", "train")
@@ -49,7 +50,7 @@ class SimCLRConfig:
     """One SimCLR run and its linear evaluation (Section 5). Defaults are the paper's protocol.
 
     width, depth: encoder size (see ``cldiv.images.encoders.make_image_encoder``; the paper's
-    sizes are in :data:`PAPER_SIZES`). n_train / n_test: images used (None: the whole split,
+    sizes are ``cldiv.budgets.PAPER_IMAGE_SIZES``). n_train / n_test: images used (None: the whole split,
     50,000 / 10,000). data_seed fixes the subset (CIFAR-10) or the generated images (shapes);
     seed fixes the initialisation, the batches and the augmentations.
     """
@@ -104,35 +105,12 @@ class SimCLRConfig:
         check_range("seed", self.seed, 0, 2**62, integer=True)
 
 
-#: The paper's encoder sizes (width, depth): about 11M parameters each (MLP 15.7M).
-PAPER_SIZES = {"resnet18": (64, 2), "vit": (384, 6), "mlp": (2048, 3)}
-
-#: Named budgets: per-encoder (width, depth) and overrides of the protocol. ``paper`` is the
-#: full protocol (for a GPU); ``cpu`` is what the book's committed results use (41 minutes for
-#: all nine encoder x regime runs on a shared 2-core CPU, one thread); ``smoke`` is for tests.
-BUDGETS: dict[str, dict[str, Any]] = {
-    "paper": {"sizes": PAPER_SIZES, "overrides": {}},
-    "cpu": {
-        "sizes": {"resnet18": (32, 1), "vit": (64, 2), "mlp": (1024, 3)},
-        "overrides": {"n_train": 5000, "n_test": 2000, "epochs": 15, "batch_size": 250,
-                      "probe_standardize": True},
-    },
-    "smoke": {
-        "sizes": {"resnet18": (8, 1), "vit": (32, 1), "mlp": (64, 1)},
-        "overrides": {"n_train": 256, "n_test": 256, "epochs": 2, "batch_size": 64, "probe_epochs": 10,
-                      "probe_standardize": True},
-    },
-}
-
-
 def simclr_configs(
     budget: str, *, dataset: str = "shapes", encoders=IMAGE_ENCODERS, regimes=REGIMES,
     seeds=(0,), **overrides: Any,
 ) -> list[SimCLRConfig]:
     """The grid encoder x regime x seed of a named budget; ``overrides`` (e.g. epochs=5) win,
     and None-valued overrides are ignored (so a chapter can pass 'use the budget's value')."""
-    check_choice("budget", budget, tuple(BUDGETS))
-    sizes, base = BUDGETS[budget]["sizes"], BUDGETS[budget]["overrides"]
     extra = {k: v for k, v in overrides.items() if v is not None}
     known = set(SimCLRConfig.__dataclass_fields__)
     unknown = sorted(set(extra) - known)
@@ -143,8 +121,8 @@ def simclr_configs(
     for e in encoders:
         check_choice("encoder", e, IMAGE_ENCODERS)
     return [
-        SimCLRConfig(**{"dataset": dataset, "encoder": e, "width": sizes[e][0], "depth": sizes[e][1],
-                        "regime": r, "seed": s, **base, **extra})
+        SimCLRConfig(**{"dataset": dataset, "encoder": e, "regime": r, "seed": s,
+                        **budgets.overrides("simclr", budget, e), **extra})
         for e in encoders for r in regimes for s in seeds
     ]
 

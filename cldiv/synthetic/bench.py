@@ -26,7 +26,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from cldiv.synthetic.config import PRECISIONS, SyntheticConfig, budget_overrides
+from cldiv import budgets
+from cldiv.synthetic.config import PRECISIONS, SyntheticConfig
 from cldiv.encoders import MLP_HIDDEN
 from cldiv.sphere import uniform_sphere, vmf
 from cldiv.synthetic.train import make_step
@@ -153,7 +154,7 @@ def peak_memory_mib(budget: str = "cpu", iterations: int = 20) -> dict[str, floa
         "inverse": {"process": "patches", "encoder": "inverse", "d_fixed": 1},
     }
     for group, fields in cells.items():
-        overrides = {**budget_overrides(budget, group),
+        overrides = {**budgets.overrides("synthetic", budget, group),
                      "iterations": iterations, **fields}
         code = (
             "import json; from cldiv.synthetic.config import SyntheticConfig; from cldiv.synthetic.train import train; "

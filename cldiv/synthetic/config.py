@@ -1,13 +1,13 @@
-"""The synthetic benchmark's config and budgets (Section 3; Section 4's sweeps reuse the config).
+"""The synthetic benchmark's config (Section 3; Section 4's sweeps reuse it).
 
-``SyntheticConfig`` is one training run of h = f o g on S^{k-1}; budgets (``paper``, ``cpu``,
-``smoke``) are named sets of its field overrides (``cldiv.config`` says how configs are hashed).
+``SyntheticConfig`` is one training run of h = f o g on S^{k-1}; its budgets are in
+``cldiv.budgets``, and ``cldiv.config`` says how configs are hashed.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from cldiv.config import added_field, check_choice, check_positive, check_range
 from cldiv.encoders import MLP_ORDERS
@@ -104,80 +104,3 @@ class SyntheticConfig:
     def concentration(self) -> float:
         """kappa of the vMF conditional (1/tau unless set)."""
         return 1.0 / self.tau if self.kappa is None else self.kappa
-
-
-# --- Budgets of the synthetic benchmark (Section 3) -------------------------------------------
-#
-# A budget is a named set of overrides: "common" applies to every cell; "holds", "violated",
-# "adapted" (support-corrected) and "inverse" (inverse encoders, holds or violated) apply on top
-# of it to their cells. "seeds" is the number of runs per cell (seeds 0 .. seeds-1). "rerun_at"
-# (optional) names the budget at whose sizes the cells that miss Table 1's shape are rerun.
-BUDGET_GROUPS = ("common", "holds", "violated", "adapted", "inverse")
-SYNTHETIC_BUDGETS: dict[str, dict[str, Any]] = {
-    # The paper's protocol (Section 3): batch 2000, 2000 fresh negatives, 5000 iterations,
-    # Adam lr 1e-3, 5 runs. GPU scale: the adapted cells encode N * M = 4e6 negatives a step.
-    # Two choices beyond the paper's text: the MLP blocks in the authors' code's order
-    # Linear -> ReLU -> BatchNorm, which produced the published numbers (with the paper's order
-    # the Spiral "holds" cell stalls at R^2 ~ 0.66, errata chapter), and bf16 mixed precision
-    # (half the CPU time a step) except in "fp32_cells", the (column, process) cells in which the
-    # synthetic chapter's precision study finds that bf16 changes a number or one of the paper's
-    # orderings (tests/test_committed_results.py keeps the two in step).
-    "paper": {
-        "seeds": 5,
-        "common": {"batch_size": 2000, "n_negatives": 2000, "iterations": 5000, "eval_every": 250,
-                   "mlp_order": "linear_relu_bn", "precision": "bf16"},
-        "fp32_cells": (("holds", "spiral"), ("adapted", "spiral")),
-    },
-    # What the committed results use: the whole synthetic chapter in about an hour of two free
-    # CPU cores. Reductions: batch and negatives 2000 -> 1024 (256 for the inverse encoders,
-    # which have a few thousand parameters); iterations 5000 -> 2000 (holds) and 1000 (the
-    # rest); adapted cells 16 anchors x 32 negatives each (paper 2000 x 2000), 400 iterations.
-    # At batch 256 the Linear "violated" cell leaves its R^2 ~ 1/3 plateau only slowly; Patches
-    # "holds" ends near 0.97 at either batch (synthetic chapter, "Batch size against iterations"). The MLP
-    # blocks use the authors' code's order Linear -> ReLU -> BatchNorm, which produced the
-    # published numbers: with the paper's order the Spiral "holds" cell stalls at R^2 ~ 0.66
-    # (errata chapter).
-    "cpu": {
-        "seeds": 5,
-        "common": {"batch_size": 1024, "n_negatives": 1024, "iterations": 1000, "eval_every": 50,
-                   "mlp_order": "linear_relu_bn"},
-        "holds": {"iterations": 2000, "eval_every": 100},
-        "adapted": {"batch_size": 16, "n_negatives": 32, "iterations": 400, "eval_every": 25},
-        "inverse": {"batch_size": 256, "n_negatives": 256},
-        "rerun_at": "paper",
-    },
-    # Seconds, for tests and golden notebooks.
-    "smoke": {
-        "seeds": 2,
-        "common": {"batch_size": 64, "n_negatives": 64, "iterations": 30, "eval_every": 10, "n_eval": 256,
-                   "mlp_order": "linear_relu_bn"},
-        "adapted": {"batch_size": 16, "n_negatives": 16},
-    },
-}
-
-
-def budget_overrides(budget: str, group: str = "common") -> dict[str, Any]:
-    """The config fields a budget sets for a group of cells (one of BUDGET_GROUPS)."""
-    check_choice("budget", budget, tuple(SYNTHETIC_BUDGETS))
-    check_choice("group", group, BUDGET_GROUPS)
-    spec = SYNTHETIC_BUDGETS[budget]
-    return {**spec["common"], **spec.get(group, {})}
-
-
-def budget_fp32_cells(budget: str) -> tuple[tuple[str, str], ...]:
-    """The (column, process) cells that a budget runs in float32 whatever its ``precision``."""
-    check_choice("budget", budget, tuple(SYNTHETIC_BUDGETS))
-    return SYNTHETIC_BUDGETS[budget].get("fp32_cells", ())
-
-
-def budget_rerun_at(budget: str) -> str | None:
-    """The budget at whose sizes this budget's cells that miss Table 1's shape are rerun
-    (``cldiv.synthetic.table1.RERUN_CELLS``), or None."""
-    check_choice("budget", budget, tuple(SYNTHETIC_BUDGETS))
-    return SYNTHETIC_BUDGETS[budget].get("rerun_at")
-
-
-def budget_seeds(budget: str) -> int:
-    """Runs per cell of a budget (seeds 0 .. n-1)."""
-    check_choice("budget", budget, tuple(SYNTHETIC_BUDGETS))
-    return SYNTHETIC_BUDGETS[budget]["seeds"]

@@ -87,7 +87,7 @@ def flipped_claims(pairs: dict, processes: list[str]) -> list[str]:
 def sensitive_cells(pairs: dict, rows: list[dict], processes: list[str]) -> set[tuple[str, str]]:
     """(column, process) cells that bf16 changes: a metric marked changed, or a flipped claim of the
     process together with a difference of mean R^2 above the floor in that cell. Their runs at the
-    paper's protocol use float32 (``SYNTHETIC_BUDGETS["paper"]["fp32_cells"]``)."""
+    paper's protocol use float32 (``cldiv.budgets``, ``fp32_cells``)."""
     cells = {(r["column"], r["process"]) for r in rows if r["changed"]}
     flipped = {claim.split(":")[0] for claim in flipped_claims(pairs, processes)}
     fp32, bf16 = _mean_r2(pairs, 0), _mean_r2(pairs, 1)

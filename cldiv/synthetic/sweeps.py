@@ -8,8 +8,8 @@
   and by the monomial embedding, MLP encoder with hidden widths [512, 1024, 1024, 512, 256, 128,
   64, 32], InfoNCE, d_fixed = 0..10 (9: the free coordinate can only flip sign; 10: z~ = z), 5 seeds.
 
-A budget (``paper``, ``cpu``, ``smoke``) is the config fields every run gets plus the default
-axes (rhos or d_fixed values, seeds). ``sweep_configs`` builds the grid, ``run_named_sweep`` runs
+A budget (``cldiv.budgets``: ``paper``, ``cpu``, ``smoke``) is the config fields every run gets
+plus the default axes (rhos, or d_fixed values and sign rules) and seeds. ``sweep_configs`` builds the grid, ``run_named_sweep`` runs
 what the store lacks (locally or on Ray) and returns every record; ``summarise`` gives mean and
 standard deviation over seeds per grid point.
 """
@@ -21,7 +21,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from cldiv.config import BUDGETS, check_choice, check_positive, check_subset
+from cldiv import budgets
+from cldiv.config import check_choice, check_positive, check_subset
 from cldiv.synthetic.config import POSITIVE_LAWS, SyntheticConfig
 from cldiv.encoders import INVERSE_ENCODERS
 from cldiv.generators import SYNTHETIC_PROCESSES
@@ -33,67 +34,6 @@ SWEEPS = ("constraint_ratio", "progressive_violation")
 
 SWEEP_ENCODERS = ("mlp", "inverse")
 PROGRESSIVE_PROCESSES = ("injective_linear", "monomial")
-
-PAPER_RHOS = tuple(round(0.1 * i, 1) for i in range(11))  # 0, 0.1, ..., 1
-PAPER_D_FIXED = tuple(range(11))  # 0 .. 10 on S^9
-PAPER_10D_WIDTHS = (512, 1024, 1024, 512, 256, 128, 64, 32)
-
-#: Per sweep and budget: "config" (fields of every run) and the default axes.
-SWEEP_BUDGETS: dict[str, dict[str, dict[str, Any]]] = {
-    "constraint_ratio": {
-        # The paper's protocol: N = M = 2000, 5000 iterations, Adam lr 1e-3, per-anchor negatives
-        # (anchor_groups = 0: the paper's estimator; anchor_groups = G > 0 has the same expected
-        # loss at 2N + G M + ... encoder points a step instead of N M, see cldiv.synthetic.train).
-        "paper": {
-            "config": {"d_fixed": 1, "loss": "support_corrected", "batch_size": 2000, "n_negatives": 2000,
-                       "iterations": 5000, "eval_every": 250, "lr": 1e-3},
-            "rhos": PAPER_RHOS, "seeds": 5,
-        },
-        # The committed results (two shared CPU cores, see the chapter): N = M = 64 with the
-        # anchors in 16 groups of 4 sharing u (groups of 8 measurably slow the drift of the
-        # violated MLP, see the chapter), 300 iterations, rho on 5 of the paper's 11 values;
-        # the code's MLP block order, as in the synthetic benchmark's cpu budget.
-        "cpu": {
-            "config": {"d_fixed": 1, "loss": "support_corrected", "batch_size": 64, "n_negatives": 64,
-                       "anchor_groups": 16, "iterations": 300, "eval_every": 25, "lr": 1e-3,
-                       "mlp_order": "linear_relu_bn"},
-            "rhos": (0.0, 0.2, 0.5, 0.8, 1.0), "seeds": 5,
-        },
-        "smoke": {
-            "config": {"d_fixed": 1, "loss": "support_corrected", "batch_size": 16, "n_negatives": 16,
-                       "anchor_groups": 4, "iterations": 20, "eval_every": 10, "n_eval": 256,
-                       "mlp_order": "linear_relu_bn"},
-            "rhos": (0.0, 1.0), "seeds": 2,
-        },
-    },
-    "progressive_violation": {
-        "paper": {
-            "config": {"latent_dim": 10, "loss": "infonce", "batch_size": 2000, "n_negatives": 2000,
-                       "iterations": 5000, "eval_every": 250, "lr": 1e-3, "hidden_widths": PAPER_10D_WIDTHS},
-            "d_fixed": PAPER_D_FIXED, "seeds": 5, "sign_rules": ("code",),
-        },
-        # Widths shrunk ~20x in parameters, N = M = 128, 300 iterations, 8 of the 11 d_fixed values.
-        "cpu": {
-            "config": {"latent_dim": 10, "loss": "infonce", "batch_size": 128, "n_negatives": 128,
-                       "iterations": 300, "eval_every": 25, "lr": 1e-3, "hidden_widths": (256, 256, 128, 64, 32),
-                       "mlp_order": "linear_relu_bn"},
-            "d_fixed": (0, 1, 2, 4, 6, 8, 9, 10), "seeds": 5, "sign_rules": ("code",),
-        },
-        "smoke": {
-            "config": {"latent_dim": 10, "loss": "infonce", "batch_size": 32, "n_negatives": 32,
-                       "iterations": 20, "eval_every": 10, "n_eval": 256, "hidden_widths": (32, 16),
-                       "mlp_order": "linear_relu_bn"},
-            "d_fixed": (0, 9, 10), "seeds": 2, "sign_rules": ("code",),
-        },
-    },
-}
-
-
-def budget_spec(name: str, budget: str) -> dict[str, Any]:
-    """The config fields and default axes of sweep ``name`` under ``budget``."""
-    check_choice("sweep", name, SWEEPS)
-    check_choice("budget", budget, BUDGETS)
-    return SWEEP_BUDGETS[name][budget]
 
 
 def constraint_ratio_cells(processes: Iterable[str], encoders: Iterable[str]) -> list[tuple[str, str]]:
@@ -123,16 +63,17 @@ def sweep_configs(
     ``overrides`` are SyntheticConfig fields for every run (e.g. ``iterations=1000``).
     Seed-major order: an interrupted sweep has whole seeds of every grid point.
     """
-    spec = budget_spec(name, budget)
+    check_choice("sweep", name, SWEEPS)
+    spec = budgets.budget(name, budget)
     known = {f.name for f in fields(SyntheticConfig)}
     unknown = sorted(set(overrides) - known)
     if unknown:
         axes = ["processes", "encoders", "rhos"] if name == "constraint_ratio" else ["processes", "d_fixed", "sign_rules"]
         raise ValueError(f"unknown parameter(s) {unknown} of sweep {name!r}; allowed: {axes + ['seeds']} "
                          f"and the SyntheticConfig fields {sorted(known)}")
-    seeds = spec["seeds"] if seeds is None else seeds
+    seeds = spec.seeds if seeds is None else seeds
     check_positive("seeds", seeds, integer=True)
-    base = {**spec["config"], **overrides}
+    base = {**spec.config, **overrides}
     configs: list[SyntheticConfig] = []
     if name == "constraint_ratio":
         if d_fixed is not None or sign_rules is not None:
@@ -140,7 +81,7 @@ def sweep_configs(
         processes = check_subset("processes", SYNTHETIC_PROCESSES if processes is None else processes,
                                 SYNTHETIC_PROCESSES)
         encoders = check_subset("encoders", SWEEP_ENCODERS if encoders is None else encoders, SWEEP_ENCODERS)
-        rhos = list(spec["rhos"] if rhos is None else rhos)
+        rhos = list(spec.axes["rhos"] if rhos is None else rhos)
         for rho in rhos:
             if isinstance(rho, bool) or not isinstance(rho, (int, float)) or not 0 <= rho <= 1:
                 raise ValueError(f"rhos must be numbers in [0, 1] (fractions of negatives on K(z)); got {rho!r}")
@@ -155,8 +96,8 @@ def sweep_configs(
         processes = check_subset("processes", PROGRESSIVE_PROCESSES if processes is None else processes,
                                 PROGRESSIVE_PROCESSES)
         k = base.get("latent_dim", 10)
-        d_values = check_subset("d_fixed", spec["d_fixed"] if d_fixed is None else d_fixed, tuple(range(k + 1)))
-        rules = list(spec["sign_rules"] if sign_rules is None else sign_rules)
+        d_values = check_subset("d_fixed", spec.axes["d_fixed"] if d_fixed is None else d_fixed, tuple(range(k + 1)))
+        rules = list(spec.axes["sign_rules"] if sign_rules is None else sign_rules)
         if rules:
             check_subset("sign_rules", rules, POSITIVE_LAWS)
         if k - 1 not in d_values or "positive_law" in base:

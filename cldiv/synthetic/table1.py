@@ -19,8 +19,8 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from cldiv.config import check_choice, with_overrides
-from cldiv.synthetic.config import (SyntheticConfig, budget_fp32_cells, budget_overrides, budget_rerun_at,
-                                    budget_seeds)
+from cldiv import budgets
+from cldiv.synthetic.config import SyntheticConfig
 from cldiv.synthetic.convergence import converged
 from cldiv.encoders import INVERSE_ENCODERS
 from cldiv.published import published
@@ -57,8 +57,8 @@ def cell_config(column: str, process: str, seed: int = 0, budget: str = "cpu", *
     """The config of one run of a cell under a budget, with per-field ``overrides``."""
     check_choice("column", column, tuple(COLUMNS))
     check_choice("process", process, SYNTHETIC_PROCESSES)
-    fields = {**budget_overrides(budget, _GROUP[column]), **COLUMNS[column]}
-    if (column, process) in budget_fp32_cells(budget):
+    fields = {**budgets.overrides("synthetic", budget, _GROUP[column]), **COLUMNS[column]}
+    if (column, process) in budgets.budget("synthetic", budget).fp32_cells:
         fields["precision"] = "fp32"
     config = SyntheticConfig(process=process, seed=seed, **fields)
     return with_overrides(config, **overrides) if overrides else config
@@ -72,7 +72,7 @@ def table_configs(
     **overrides,
 ) -> list[SyntheticConfig]:
     """Every run of the chosen cells: seeds x columns x processes (where the cell exists)."""
-    seeds = budget_seeds(budget) if seeds is None else seeds
+    seeds = budgets.budget("synthetic", budget).seeds if seeds is None else seeds
     if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
         raise ValueError(f"seeds must be a positive integer (runs per cell); got {seeds!r}")
     processes = list(processes)
@@ -136,7 +136,7 @@ SPIRAL_BASIN_SEEDS = 20
 
 def resized(config: SyntheticConfig, budget: str) -> SyntheticConfig:
     """``config`` with the sizes (SIZE_FIELDS) that ``budget`` gives its column."""
-    sizes = budget_overrides(budget, _GROUP[column_of(config)])
+    sizes = budgets.overrides("synthetic", budget, _GROUP[column_of(config)])
     return with_overrides(config, **{name: sizes[name] for name in SIZE_FIELDS if name in sizes})
 
 
@@ -161,7 +161,7 @@ def companion_configs(budget: str = "cpu", processes: Iterable[str] = SYNTHETIC_
     processes = list(processes)
     variants = [v for _, _, v in errata_pairs(budget)]
     small = [quarter_batch(cell_config(column, p, 0, budget)) for column, p in SMALL_BATCH_CELLS if p in processes]
-    seeds, rerun_at = budget_seeds(budget), budget_rerun_at(budget)
+    seeds, rerun_at = budgets.budget("synthetic", budget).seeds, budgets.budget("synthetic", budget).rerun_at
     basin = [cell_config("inverse", "spiral", s, budget)
              for s in range(seeds, SPIRAL_BASIN_SEEDS) if "spiral" in processes]
     reruns = [c for _, base, big in rerun_pairs(budget, processes, seeds, rerun_at) for c in (base, big)] if rerun_at else []

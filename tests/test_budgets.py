@@ -1,0 +1,45 @@
+"""The one budget schema (cldiv/budgets.py)."""
+
+import pytest
+
+from cldiv.budgets import BUDGET_NAMES, BUDGETS, EXPERIMENTS, GROUPS, budget, markdown_table, overrides
+from cldiv.images.simclr import SimCLRConfig
+from cldiv.synthetic.config import SyntheticConfig
+
+
+def test_every_experiment_has_every_budget_and_its_fields_make_valid_configs():
+    for experiment in EXPERIMENTS:
+        assert tuple(BUDGETS[experiment]) == BUDGET_NAMES
+        for name in BUDGET_NAMES:
+            spec = budget(experiment, name)
+            assert spec.seeds >= 1 and set(spec.groups) <= set(GROUPS[experiment])
+            assert set(spec.axes) == set(budget(experiment, "paper").axes)
+            for group in GROUPS[experiment] or (None,):
+                fields = overrides(experiment, name, group)
+                if experiment == "simclr":
+                    SimCLRConfig(encoder=group, **fields)
+                else:
+                    SyntheticConfig(**fields)
+
+
+def test_a_group_overrides_the_common_fields_and_bad_names_are_refused():
+    assert overrides("synthetic", "cpu", "holds")["iterations"] == 2000
+    assert overrides("synthetic", "cpu", "violated")["iterations"] == 1000
+    assert overrides("simclr", "paper", "vit") == {"width": 384, "depth": 6}
+    with pytest.raises(ValueError, match="experiment must be one of"):
+        budget("table1", "cpu")
+    with pytest.raises(ValueError, match="budget must be one of"):
+        overrides("synthetic", "laptop")
+    with pytest.raises(ValueError, match="group must be one of"):
+        overrides("synthetic", "cpu", "inverse_holds")
+
+
+def test_the_budget_table_shows_each_budget_with_the_config_default_where_a_budget_is_silent():
+    table = markdown_table("constraint_ratio", {"lr": (None, "lr"), "anchor_groups": (None, "anchor_groups"),
+                                                "precision": (None, "precision")})
+    lines = table.splitlines()
+    assert lines[0] == "| | paper | cpu | smoke |"
+    assert "| anchor_groups | 0 | 16 | 4 |" in lines
+    assert "| precision | fp32 | fp32 | fp32 |" in lines
+    assert "| rhos | 0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1 | 0, 0.2, 0.5, 0.8, 1 | 0, 1 |" in lines
+    assert lines[-1] == "| runs per cell | 5 | 5 | 2 |"
