@@ -160,3 +160,19 @@ def test_run_all_stores_results_and_summaries_aggregate_over_seeds(tmp_path):
     mean, std, n = summary[("holds", "identity")]["r2"]
     assert n == 2 and 0 <= std
     assert "identity" in markdown_table(summary, ["identity"], ["holds"])
+
+
+def test_projected_hours_scales_measured_seconds_per_iteration_by_the_runs_and_workers():
+    from dataclasses import asdict
+
+    from cldiv.synthetic.table1 import projected_hours
+
+    configs = table_configs("paper", processes=["identity", "linear"], columns=("holds", "violated"), seeds=2)
+    def record(config, seconds, threads=1):
+        return {"config": asdict(config), "provenance": {"threads": threads, "device": "cpu", "wall_time_s": seconds,
+                                                         "device_name": "CPU X"}}
+    measured = [record(configs[0], 500.0), record(configs[1], 300.0), record(configs[2], 9.0, threads=2)]
+    projection = projected_hours(configs, measured, workers=2)
+    # 8 runs of 5000 iterations at the median 400 s / 5000 it, on 2 workers: 8 * 400 / 2 s
+    assert projection == {"hours": 8 * 400 / 2 / 3600, "runs": 2, "cpus": ["CPU X"]}
+    assert projected_hours(table_configs("paper", columns=("inverse",), seeds=1), measured) is None

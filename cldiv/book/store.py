@@ -49,6 +49,15 @@ def git_commit() -> str:
     return head + ("+dirty" if dirty else "")
 
 
+def cpu_name() -> str:
+    """The CPU's model name (Linux /proc/cpuinfo), else what ``platform`` knows."""
+    try:
+        with open("/proc/cpuinfo") as info:
+            return next(line.split(":", 1)[1].strip() for line in info if line.startswith("model name"))
+    except (OSError, StopIteration):
+        return platform.processor() or platform.machine()
+
+
 def provenance(wall_time_s: float, device: str) -> dict[str, Any]:
     """Where and how a result was produced."""
     return {
@@ -56,7 +65,7 @@ def provenance(wall_time_s: float, device: str) -> dict[str, Any]:
         "git_commit": git_commit(),
         "wall_time_s": round(wall_time_s, 3),
         "device": device,
-        "device_name": torch.cuda.get_device_name() if device.startswith("cuda") else platform.processor() or platform.machine(),
+        "device_name": torch.cuda.get_device_name() if device.startswith("cuda") else cpu_name(),
         "torch_version": torch.__version__,
         "python_version": platform.python_version(),
         "threads": torch.get_num_threads(),

@@ -14,6 +14,7 @@ The paper's numbers for these cells are in ``cldiv.published``.
 from __future__ import annotations
 
 import math
+from dataclasses import asdict
 from typing import Any, Callable, Iterable
 
 import numpy as np
@@ -199,6 +200,34 @@ def summarise(records: Iterable[dict], metrics: Iterable[str] = ("r2",),
             values = np.array([run[metric] for run in runs if metric in run], dtype=float)
             out[cell][metric] = (float(values.mean()), float(values.std()), len(values)) if len(values) else None
     return out
+
+
+def projected_hours(configs: Iterable[SyntheticConfig], records: Iterable[dict], workers: int = 2) -> dict | None:
+    """Wall time of ``configs`` on ``workers`` one-thread processes, projected from stored runs.
+
+    Each config's iterations times the median wall seconds per iteration (evaluations included)
+    of the one-thread ``records`` of its shape (encoder, loss, precision, batch, negatives),
+    spread evenly over the workers. Returns {"hours", "runs" (measured), "cpus" (their CPUs)},
+    or None if some shape has no measured run.
+    """
+    def shape(config: dict) -> tuple:
+        return tuple(config.get(f, "fp32" if f == "precision" else None)
+                     for f in ("encoder", "loss", "precision", "batch_size", "n_negatives"))
+
+    measured: dict[tuple, list[float]] = {}
+    cpus = set()
+    for record in records:
+        if record["provenance"].get("threads") == 1 and record["provenance"]["device"] == "cpu":
+            per_iteration = record["provenance"]["wall_time_s"] / record["config"]["iterations"]
+            measured.setdefault(shape(record["config"]), []).append(per_iteration)
+            cpus.add(record["provenance"]["device_name"])
+    seconds = 0.0
+    for config in configs:
+        times = measured.get(shape(asdict(config)))
+        if not times:
+            return None
+        seconds += config.iterations * float(np.median(times))
+    return {"hours": seconds / workers / 3600, "runs": sum(map(len, measured.values())), "cpus": sorted(cpus)}
 
 
 def mirrored_spiral(record: dict) -> bool:
