@@ -11,7 +11,7 @@ from cldiv.encoders import MLPEncoder
 from cldiv.book.store import REPO_ROOT
 from cldiv.sphere import grouped_uniform_sphere
 from cldiv.budgets import PAPER_10D_WIDTHS
-from cldiv.synthetic.sweeps import (markdown_summary, run_named_sweep, summary_rows,
+from cldiv.synthetic.sweeps import (endpoint_agreement, markdown_summary, run_named_sweep, summary_rows,
                           sweep_configs)
 from cldiv.synthetic.train import build_model, contrastive_loss, make_step, sample_batch
 
@@ -172,3 +172,24 @@ def test_the_run_function_of_sweeps_is_picklable_for_process_pools_and_ray_tasks
     from cldiv.synthetic.train import run_synthetic
 
     assert pickle.loads(pickle.dumps(run_synthetic)) is run_synthetic
+
+
+def _run(r2, seed, **config):
+    from dataclasses import asdict
+
+    fields = asdict(SyntheticConfig(seed=seed, iterations=100, **config))
+    curve = {"iteration": [25, 50, 75, 100], "loss": [5.0, 5.0, 5.0, 5.0], "r2": [r2] * 4}
+    return {"config": fields, "metrics": {"r2": r2}, "curves": curve}
+
+
+def test_sweep_endpoints_are_compared_with_table_1_cells_of_the_same_process_and_encoder():
+    corrected = dict(d_fixed=1, loss="support_corrected")
+    sweep = ([_run(0.05 + 0.01 * s, s, rho=0.0, **corrected) for s in range(3)]
+             + [_run(0.60 + 0.01 * s, s, rho=1.0, **corrected) for s in range(3)]
+             + [_run(0.40, s, rho=0.5, **corrected) for s in range(3)])  # not an endpoint
+    table = ([_run(0.06 + 0.01 * s, s, d_fixed=1) for s in range(3)]  # violated: agrees within the floor
+             + [_run(0.30 + 0.01 * s, s, d_fixed=1, loss="support_corrected") for s in range(3)])  # adapted: not
+    rows = {(r["rho"], r["column"]): r for r in endpoint_agreement(sweep, table)}
+    assert set(rows) == {(0.0, "violated"), (1.0, "adapted")}
+    assert rows[0.0, "violated"]["agrees"] and not rows[1.0, "adapted"]["agrees"]
+    assert rows[1.0, "adapted"]["sweep"][:2] == pytest.approx((0.61, 0.01)) and rows[1.0, "adapted"]["converged"]

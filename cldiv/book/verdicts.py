@@ -67,9 +67,11 @@ def verdict_rules() -> str:
             "store yet (for a theorem: its chapter does not exist yet).")
 
 
-def cell_agrees(ours: Sequence[float], published: tuple[float, float], metric: str) -> bool:
+def cell_agrees(ours: Sequence[float], published: tuple[float, float], metric: str,
+                runs: int = PUBLISHED_RUNS) -> bool:
     """Whether our runs' mean agrees with a published mean (module docstring): within FLOOR, or
-    not significantly different by Welch's t-test; a single run of ours: within FLOOR or 2 published sd."""
+    not significantly different by Welch's t-test; a single run of ours: within FLOOR or 2 published sd.
+    ``published`` is (mean, sd) over ``runs`` runs (the paper's, or another cell of ours)."""
     mean = statistics.fmean(ours)
     difference = abs(mean - published[0])
     if difference <= FLOOR[metric]:
@@ -77,7 +79,7 @@ def cell_agrees(ours: Sequence[float], published: tuple[float, float], metric: s
     if len(ours) < 2:
         return difference <= 2 * published[1]
     test = ttest_ind_from_stats(mean, statistics.stdev(ours), len(ours), published[0], published[1],
-                                PUBLISHED_RUNS, equal_var=False)
+                                runs, equal_var=False)
     return bool(test.pvalue >= SIGNIFICANCE)  # nan (both sds zero, means apart): disagree
 
 

@@ -132,6 +132,46 @@ def run_named_sweep(
                      gpus_per_task=gpus_per_task, progress=progress)
 
 
+#: Table 1's columns at the ends of the constraint-ratio sweep, (rho, encoder) -> column: rho = 0 is
+#: InfoNCE under violated diversity (uniform negatives only), rho = 1 with the MLP the adapted loss.
+ENDPOINT_COLUMNS = {(0.0, "mlp"): "violated", (0.0, "inverse"): "inverse", (1.0, "mlp"): "adapted"}
+
+
+def endpoint_agreement(sweep_records: Iterable[dict], table_records: Iterable[dict], metric: str = "r2") -> list[dict]:
+    """The constraint-ratio sweep's endpoints against Table 1's cells of the same process and encoder.
+
+    One row per sweep (process, encoder, rho) in ENDPOINT_COLUMNS whose Table 1 cell has two runs or
+    more: both means and standard deviations, the runs, whether every run of both converged, and
+    whether they agree by the scorecard's rule (``cldiv.book.verdicts.cell_agrees``: within the
+    floor, or Welch's t-test does not reject equal means), the Table 1 cell in the published one's place.
+    """
+    from cldiv.book.verdicts import cell_agrees
+    from cldiv.synthetic.convergence import converged
+    from cldiv.synthetic.table1 import column_of
+
+    table: dict[tuple, list[dict]] = {}
+    for record in table_records:
+        table.setdefault((column_of(record["config"]), record["config"]["process"]), []).append(record)
+    sweep: dict[tuple, list[dict]] = {}
+    for record in sweep_records:
+        config = record["config"]
+        sweep.setdefault((config["process"], config["encoder"], float(config["rho"])), []).append(record)
+    rows = []
+    for (process, encoder, rho), runs in sorted(sweep.items()):
+        column = ENDPOINT_COLUMNS.get((rho, encoder))
+        cell = table.get((column, process), [])
+        if len(cell) < 2:
+            continue
+        ours, theirs = ([r["metrics"][metric] for r in group] for group in (runs, cell))
+        reference = (float(np.mean(theirs)), float(np.std(theirs, ddof=1)))
+        rows.append({"process": process, "encoder": encoder, "rho": rho, "column": column,
+                     "sweep": (float(np.mean(ours)), float(np.std(ours, ddof=1)) if len(ours) > 1 else 0.0, len(ours)),
+                     "table1": (*reference, len(theirs)),
+                     "converged": all(converged(r) for r in runs + cell),
+                     "agrees": cell_agrees(ours, reference, metric, runs=len(theirs))})
+    return rows
+
+
 #: The grid axis of each sweep (the x-axis of its figure) and the fields that make a curve.
 SWEEP_AXIS = {"constraint_ratio": "rho", "progressive_violation": "d_fixed"}
 SWEEP_CURVE = {"constraint_ratio": ("process", "encoder"), "progressive_violation": ("process", "positive_law")}
