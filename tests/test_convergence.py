@@ -35,3 +35,13 @@ def test_a_loss_still_falling_beyond_its_noise_is_not_converged_but_noise_alone_
 def test_with_few_logged_points_only_r2_is_judged():
     verdict = convergence(record([0.2, 0.9, 0.9], [7.0, 6.5, 6.0], iterations=30))
     assert verdict.converged and verdict.loss_drop != verdict.loss_drop  # nan: too few points
+
+
+def test_a_settled_run_whose_held_out_r2_jitters_has_converged_a_slow_drift_has_not():
+    # last quarter (iterations > 750 of 20 points): 0.03, 0.05, 0.02, 0.04, 0.01, 0.058 -- end minus start
+    # is 0.028, more than the tolerance, but the least-squares trend is flat
+    jitter = [0.9] * 14 + [0.03, 0.05, 0.02, 0.04, 0.01, 0.058]
+    verdict = convergence(record(jitter, [6.0] * 20))
+    assert verdict.converged and abs(verdict.r2_change) < R2_TOLERANCE
+    drift = [0.9] * 14 + [0.30, 0.29, 0.28, 0.27, 0.26, 0.25]
+    assert not convergence(record(drift, [6.0] * 20)).converged

@@ -150,7 +150,8 @@ def test_named_sweep_runs_into_the_store_and_the_cli_loads_it(tmp_path, monkeypa
     params = dict(processes=["identity"], encoders=["inverse"], rhos=[0.0, 1.0], seeds=1, iterations=5)
     records = run_named_sweep("constraint_ratio", "smoke", workers=1, progress=False, **params)
     assert len(records) == 2 and all(r["provenance"]["wall_time_s"] > 0 for r in records)
-    assert len(list((tmp_path / "synthetic").glob("*.json"))) == 2
+    # and the rho = 0 run's Table 1 companion: the inverse encoder under InfoNCE (endpoint_companions)
+    assert len(list((tmp_path / "synthetic").glob("*.json"))) == 3
     rows = summary_rows("constraint_ratio", records)
     assert list(rows) == [("identity", "inverse")] and sorted(rows[("identity", "inverse")]) == [0.0, 1.0]
     assert "rho = 1" in markdown_summary("constraint_ratio", records)
@@ -158,7 +159,7 @@ def test_named_sweep_runs_into_the_store_and_the_cli_loads_it(tmp_path, monkeypa
               "-p", "encoders", "['inverse']", "-p", "rhos", "[0.0, 1.0]", "-p", "seeds", "1",
               "-p", "iterations", "5"])
     assert "2 runs ready" in capsys.readouterr().out
-    assert len(list((tmp_path / "synthetic").glob("*.json"))) == 2  # loaded, not rerun
+    assert len(list((tmp_path / "synthetic").glob("*.json"))) == 3  # loaded, not rerun
 
 
 def test_cli_sweep_rejects_a_bad_parameter_with_its_name():
@@ -180,6 +181,21 @@ def _run(r2, seed, **config):
     fields = asdict(SyntheticConfig(seed=seed, iterations=100, **config))
     curve = {"iteration": [25, 50, 75, 100], "loss": [5.0, 5.0, 5.0, 5.0], "r2": [r2] * 4}
     return {"config": fields, "metrics": {"r2": r2}, "curves": curve}
+
+
+def test_the_endpoint_companions_are_the_sweep_runs_with_table_1_samplers():
+    from cldiv.synthetic.sweeps import endpoint_companions, sweep_configs
+    from cldiv.synthetic.table1 import cell_config, column_of
+
+    configs = sweep_configs("constraint_ratio", "cpu", processes=["identity", "invertible_mlp"], seeds=1)
+    companions = endpoint_companions(configs)
+    assert sorted((column_of(c), c.process) for c in companions) == [
+        ("adapted", "identity"), ("adapted", "invertible_mlp"), ("inverse", "identity"),
+        ("violated", "identity"), ("violated", "invertible_mlp")]
+    for c in companions:
+        assert (c.batch_size, c.n_negatives, c.iterations, c.anchor_groups) == (16, 32, 4000, 0)
+    # at the cpu budget rho = 1 with the MLP is the synthetic benchmark's adapted cell itself
+    assert cell_config("adapted", "identity", 0, "cpu") in companions
 
 
 def test_sweep_endpoints_are_compared_with_table_1_cells_of_the_same_process_and_encoder():

@@ -22,7 +22,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from cldiv import budgets
-from cldiv.config import check_choice, check_positive, check_subset
+from cldiv.config import check_choice, check_positive, check_subset, with_overrides
 from cldiv.synthetic.config import POSITIVE_LAWS, SyntheticConfig
 from cldiv.encoders import INVERSE_ENCODERS
 from cldiv.generators import SYNTHETIC_PROCESSES
@@ -122,19 +122,41 @@ def run_named_sweep(
     progress: bool = True,
     **params: Any,
 ) -> list[dict]:
-    """Run sweep ``name`` (only what the store lacks) and return every record in grid order.
+    """Run sweep ``name`` (only what the store lacks) and return every record in grid order; for the
+    constraint-ratio sweep also its ``endpoint_companions`` (not returned).
 
     ``params``: the axes and config overrides of ``sweep_configs``.
     """
     check_choice("executor", executor, EXECUTORS)
     configs = sweep_configs(name, budget, **params)
-    return run_sweep(configs, run_synthetic, store=store, executor=executor, workers=workers, address=address,
-                     gpus_per_task=gpus_per_task, progress=progress)
+    grid_runs = len(configs)
+    if name == "constraint_ratio":
+        configs += [c for c in endpoint_companions(configs) if c not in configs]
+    records = run_sweep(configs, run_synthetic, store=store, executor=executor, workers=workers, address=address,
+                        gpus_per_task=gpus_per_task, progress=progress)
+    return records[:grid_runs]
 
 
 #: Table 1's columns at the ends of the constraint-ratio sweep, (rho, encoder) -> column: rho = 0 is
 #: InfoNCE under violated diversity (uniform negatives only), rho = 1 with the MLP the adapted loss.
 ENDPOINT_COLUMNS = {(0.0, "mlp"): "violated", (0.0, "inverse"): "inverse", (1.0, "mlp"): "adapted"}
+
+
+def endpoint_companions(configs: Iterable[SyntheticConfig]) -> list[SyntheticConfig]:
+    """Table 1's cells at the settings of the constraint-ratio sweep's endpoints.
+
+    For each run at rho = 0 or 1 whose (rho, encoder) is in ENDPOINT_COLUMNS, the same run with
+    Table 1's sampler: InfoNCE with independent anchors and shared negatives (violated, inverse),
+    or the support-corrected loss with per-anchor negatives (adapted). No config twice.
+    """
+    out = []
+    for config in configs:
+        column = ENDPOINT_COLUMNS.get((config.rho, config.encoder))
+        if column == "adapted":
+            out.append(with_overrides(config, anchor_groups=0))
+        elif column is not None:
+            out.append(with_overrides(config, loss="infonce", rho=1.0, anchor_groups=0))
+    return list(dict.fromkeys(out))
 
 
 def endpoint_agreement(sweep_records: Iterable[dict], table_records: Iterable[dict], metric: str = "r2") -> list[dict]:
@@ -180,7 +202,8 @@ _DEFAULTS = {f.name: f.default for f in fields(SyntheticConfig)}
 
 
 def summary_rows(name: str, records: Iterable[dict], metric: str = "r2") -> dict[tuple, dict]:
-    """{curve key (``SWEEP_CURVE`` fields): {axis value: (mean, std, n)}} of one metric."""
+    """{curve key (``SWEEP_CURVE`` fields): {axis value: (mean, std, n)}} of one metric; with
+    ``metric="converged"``, {axis value: (converged runs, runs)} (``cldiv.synthetic.convergence``)."""
     check_choice("sweep", name, SWEEPS)
     axis, curve = SWEEP_AXIS[name], SWEEP_CURVE[name]
 
@@ -188,20 +211,36 @@ def summary_rows(name: str, records: Iterable[dict], metric: str = "r2") -> dict
         return tuple(config.get(f, _DEFAULTS[f]) for f in (*curve, axis))
 
     out: dict[tuple, dict] = {}
-    for key, stats in sorted(summarise(records, (metric,), key=cell).items()):
+    metrics = () if metric == "converged" else (metric,)
+    for key, stats in sorted(summarise(records, metrics, key=cell).items()):
         out.setdefault(key[:-1], {})[key[-1]] = stats[metric]
     return out
 
 
+#: Marks a grid point of a sweep's table that has runs which have not converged.
+NOT_CONVERGED_MARK = "†"
+
+
 def markdown_summary(name: str, records: Iterable[dict], metric: str = "r2", digits: int = 2) -> str:
-    """A markdown table of 'mean ± std' over seeds: one row per curve, one column per axis value."""
-    rows = summary_rows(name, list(records), metric)
+    """A markdown table of 'mean ± std' over seeds: one row per curve, one column per axis value;
+    NOT_CONVERGED_MARK after a point some of whose runs have not converged, explained below the table."""
+    records = list(records)
+    rows, converged = summary_rows(name, records, metric), summary_rows(name, records, "converged")
     values = sorted({v for row in rows.values() for v in row})
     head = "| " + " / ".join(SWEEP_CURVE[name]) + " | " + " | ".join(f"{SWEEP_AXIS[name]} = {v:g}" for v in values) + " |"
     lines = [head, "|---" * (len(values) + 1) + "|"]
+    unsettled = 0
     for key, row in rows.items():
-        cells = [f"{row[v][0]:.{digits}f} ± {row[v][1]:.{digits}f}" if v in row else "" for v in values]
+        cells = []
+        for v in values:
+            done, runs = converged[key].get(v, (0, 0))
+            mark = NOT_CONVERGED_MARK if done < runs else ""
+            unsettled += bool(mark)
+            cells.append(f"{row[v][0]:.{digits}f} ± {row[v][1]:.{digits}f}{mark}" if v in row else "")
         lines.append("| " + " / ".join(key) + " | " + " | ".join(cells) + " |")
+    total = sum(map(len, rows.values()))
+    lines.append(f"\n{NOT_CONVERGED_MARK} not every run of the point has converged ({unsettled} of {total} points; "
+                 "cldiv.synthetic.convergence)." if unsettled else f"\nEvery run of all {total} points has converged.")
     return "\n".join(lines)
 
 
