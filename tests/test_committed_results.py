@@ -23,3 +23,16 @@ def test_the_paper_budget_runs_in_float32_exactly_the_cells_bf16_changes():
     assert len(pairs) >= 20, "the precision study's runs are missing from results/"
     cells = sensitive_cells(pairs, compare(pairs), list(SYNTHETIC_PROCESSES))
     assert cells == set(budget("synthetic", "paper").fp32_cells)
+
+
+def test_the_constraint_ratio_sweep_ends_agree_with_table_1_cells_at_the_same_settings():
+    from cldiv.synthetic.sweeps import endpoint_agreement, endpoint_companions, sweep_configs
+
+    store = ResultStore(RESULTS, read_only=True)
+    configs = [c for c in sweep_configs("constraint_ratio", "cpu") if c.rho in (0.0, 1.0)]
+    companions = endpoint_companions(configs)
+    missing = [c for c in configs + companions if store.load(c) is None]
+    assert not missing, f"{len(missing)} cpu-budget sweep runs missing: cldiv sweep constraint_ratio --budget cpu"
+    rows = endpoint_agreement([store.load(c) for c in configs], [store.load(c) for c in companions])
+    assert len(rows) == 5 + 4 + 5  # violated and adapted per process; inverse where there is an inverse encoder
+    assert [r for r in rows if not r["agrees"]] == []

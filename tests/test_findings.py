@@ -74,6 +74,12 @@ def test_progressive_findings_report_recovery_with_and_without_a_fixed_coordinat
     rows = {("linear", "paper"): {0: (0.86, 0, 5), 1: (0.15, 0, 5)}}
     split = {("linear", 1): [(0.5, 0.02)], ("linear", 4): [(0.6, 0.05)]}
     text = progressive_findings(rows, split, 10)
-    assert "reaches $R^2$ 0.86–0.86" in text and "drops it to 0.15–0.15" in text
-    assert "($R^2$ 0.50–0.50 for one fixed coordinate, 0.60–0.60 for 4 to 4)" in text
-    assert "at most 0.05" in text
+    assert "recovery collapses as soon as one coordinate is fixed" in text
+    assert "reaches $R^2$ 0.86–0.86" in text and "directions free to move — 0.15–0.15" in text
+    assert "at $R^2$ 0.50–0.50 for one fixed coordinate, 0.60–0.60 for 4 to 4;" in text
+    assert "loses the free ones almost entirely ($R^2$ at most 0.05)" in text
+    # the words follow the numbers: a small drop and free coordinates that survive
+    rows = {("linear", "paper"): {0: (0.86, 0, 5), 1: (0.75, 0, 5)}}
+    split = {("linear", 1): [(0.9, 0.7)]}
+    text = progressive_findings(rows, split, 10)
+    assert "fixing one coordinate lowers recovery" in text and "keeps the free ones at $R^2$ 0.70–0.70" in text

@@ -203,9 +203,11 @@ def assess_constraint_sweep(store: ResultStore) -> Assessment:
 
     The paper publishes no numbers of the sweep; its rho = 1 MLP cells play the part of
     Table 1's "adapted" column, which is what is compared. The verdict is at most "partly" until
-    the paper's whole grid (11 values of rho x 5 processes x {MLP, inverse}) has been run.
+    the paper's whole grid (11 values of rho x 5 processes x {MLP, inverse}) has been run. Also
+    shown: how many of the sweep's ends agree with Table 1's cells run at the same settings.
     """
-    from cldiv.synthetic.sweeps import constraint_ratio_cells, sweep_configs
+    from cldiv.synthetic.config import SyntheticConfig
+    from cldiv.synthetic.sweeps import constraint_ratio_cells, endpoint_agreement, endpoint_companions, sweep_configs
 
     def configs(budget: str):
         for config in sweep_configs("constraint_ratio", budget):
@@ -236,8 +238,13 @@ def assess_constraint_sweep(store: ResultStore) -> Assessment:
     if verdict == "reproduced" and len(found) < grid:
         verdict = "partly"
     compared = tally.cells if tally.n_run else "not run"
-    ours = (f"{'; '.join(parts)}; ρ = 1 vs Table 1: {compared}; {len(found)}/{grid} cells of the paper's grid "
-            f"(ρ ∈ {{{', '.join(f'{r:g}' for r in rhos)}}})")
+    runs = [run for _, cell in found.values() for run in cell]
+    companions = [store.load(c) for c in endpoint_companions(SyntheticConfig(**r["config"]) for r in runs)]
+    ends = endpoint_agreement(runs, [r for r in companions if r is not None])
+    ends_text = f"; ends agree with Table 1 cells at the same settings: {sum(r['agrees'] for r in ends)}/{len(ends)}" \
+        if ends else ""
+    ours = (f"{'; '.join(parts)}; ρ = 1 vs Table 1: {compared}{ends_text}; {len(found)}/{grid} cells of the paper's "
+            f"grid (ρ ∈ {{{', '.join(f'{r:g}' for r in rhos)}}})")
     return Assessment(verdict, describe_budget(found.values()), paper, ours, disagreements=tuple(tally.disagreements))
 
 

@@ -68,10 +68,11 @@ def verdict_rules() -> str:
 
 
 def cell_agrees(ours: Sequence[float], published: tuple[float, float], metric: str,
-                runs: int = PUBLISHED_RUNS) -> bool:
+                runs: int = PUBLISHED_RUNS, significance: float = SIGNIFICANCE) -> bool:
     """Whether our runs' mean agrees with a published mean (module docstring): within FLOOR, or
     not significantly different by Welch's t-test; a single run of ours: within FLOOR or 2 published sd.
-    ``published`` is (mean, sd) over ``runs`` runs (the paper's, or another cell of ours)."""
+    ``published`` is (mean, sd) over ``runs`` runs (the paper's, or another cell of ours); the test
+    is at level ``significance``."""
     mean = statistics.fmean(ours)
     difference = abs(mean - published[0])
     if difference <= FLOOR[metric]:
@@ -80,7 +81,7 @@ def cell_agrees(ours: Sequence[float], published: tuple[float, float], metric: s
         return difference <= 2 * published[1]
     test = ttest_ind_from_stats(mean, statistics.stdev(ours), len(ours), published[0], published[1],
                                 runs, equal_var=False)
-    return bool(test.pvalue >= SIGNIFICANCE)  # nan (both sds zero, means apart): disagree
+    return bool(test.pvalue >= significance)  # nan (both sds zero, means apart): disagree
 
 
 def claim_verdict(n_cells: int, n_run: int, n_agree: int, n_unconverged: int = 0) -> str:
