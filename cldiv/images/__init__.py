@@ -1,6 +1,7 @@
 """Figure 3: SimCLR on images (Section 5), with a generated data set of known latents.
 
 - ``data``: CIFAR-10 (torchvision) and the generated ``shapes`` set;
+- ``scenes``: the generated ``scenes`` set (textured objects in cluttered, lit scenes);
 - ``augment``: the three augmentation regimes, batched on the tensor;
 - ``encoders``: ResNet-18, ViT and MLP image encoders;
 - ``simclr``: the SimCLR config, budgets and training;
@@ -13,5 +14,5 @@ The names of the choices live here, so that the ``cldiv`` command lists them wit
 REGIMES = ("all", "crop", "no_crop")
 #: Image encoders, most inductive bias first.
 IMAGE_ENCODERS = ("resnet18", "vit", "mlp")
-#: Data sets: CIFAR-10 (the paper's) and the generated shapes.
-DATASETS = ("cifar10", "shapes")
+#: Data sets: CIFAR-10 (the paper's), the generated shapes and the generated cluttered scenes.
+DATASETS = ("cifar10", "shapes", "scenes")
