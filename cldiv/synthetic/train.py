@@ -247,7 +247,9 @@ def autocast(config: SyntheticConfig, device: str):
 #: the same maths; float rounding differs. Not part of a config: the step is recorded in a result's
 #: timing. Measured on an AMD EPYC Zen 4 (one thread, batch 2000): compiled is 1.09x faster than
 #: eager in fp32 and 0.90x (slower) in bf16, after 20-50 s of compilation per config and process
-#: (``cldiv bench synthetic --compile``), so "eager" is the default.
+#: (``cldiv bench synthetic --compile``), so "eager" is the default. Inductor keeps compiled graphs in
+#: its on-disk cache (``torch._inductor.config.fx_graph_cache``, on by default), so a later process
+#: with the same shapes reuses them.
 STEP_MODES = ("eager", "compiled")
 STEP_MODE_VARIABLE = "CLDIV_STEP"
 
