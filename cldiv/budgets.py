@@ -9,8 +9,9 @@ one run of that group gets; the experiments' modules build their configs from it
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, Mapping
+from typing import Any
 
 from cldiv.config import check_choice
 from cldiv.images import IMAGE_ENCODERS

@@ -2,7 +2,15 @@
 
 import pytest
 
-from cldiv.budgets import BUDGET_NAMES, BUDGETS, EXPERIMENTS, GROUPS, budget, markdown_table, overrides
+from cldiv.budgets import (
+    BUDGET_NAMES,
+    BUDGETS,
+    EXPERIMENTS,
+    GROUPS,
+    budget,
+    markdown_table,
+    overrides,
+)
 from cldiv.images.simclr import SimCLRConfig
 from cldiv.synthetic.config import SyntheticConfig
 

@@ -10,7 +10,12 @@ import sys
 import numpy as np
 import pytest
 
-from cldiv.images.data import CIFAR10_CLASSES, UNVERIFIED_CIFAR10_VARIABLE, DatasetUnavailableError, load_images
+from cldiv.images.data import (
+    CIFAR10_CLASSES,
+    UNVERIFIED_CIFAR10_VARIABLE,
+    DatasetUnavailableError,
+    load_images,
+)
 
 TRAIN_PER_BATCH, TEST = 24, 40
 

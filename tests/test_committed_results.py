@@ -3,8 +3,8 @@
 from pathlib import Path
 
 from cldiv.book.store import ResultStore
-from cldiv.generators import SYNTHETIC_PROCESSES
 from cldiv.budgets import budget
+from cldiv.generators import SYNTHETIC_PROCESSES
 from cldiv.synthetic.precision import compare, paired_runs, sensitive_cells
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
@@ -26,7 +26,11 @@ def test_the_paper_budget_runs_in_float32_exactly_the_cells_bf16_changes():
 
 
 def test_the_constraint_ratio_sweep_ends_agree_with_table_1_cells_at_the_same_settings():
-    from cldiv.synthetic.sweeps import endpoint_agreement, endpoint_companions, sweep_configs
+    from cldiv.synthetic.sweeps import (
+        endpoint_agreement,
+        endpoint_companions,
+        sweep_configs,
+    )
 
     store = ResultStore(RESULTS, read_only=True)
     configs = [c for c in sweep_configs("constraint_ratio", "cpu") if c.rho in (0.0, 1.0)]

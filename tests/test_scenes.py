@@ -4,8 +4,14 @@ import pytest
 import torch
 
 from cldiv.images.data import SHAPE_NAMES, load_images
-from cldiv.images.scenes import (DISTRACTORS, SCENE_LATENT_NAMES, SCENE_LATENT_RANGES, render_scenes,
-                                 sample_scene_latents, scenes_dataset)
+from cldiv.images.scenes import (
+    DISTRACTORS,
+    SCENE_LATENT_NAMES,
+    SCENE_LATENT_RANGES,
+    render_scenes,
+    sample_scene_latents,
+    scenes_dataset,
+)
 
 
 def test_scenes_are_deterministic_for_a_seed_with_latents_in_their_ranges():
@@ -20,11 +26,11 @@ def test_scenes_are_deterministic_for_a_seed_with_latents_in_their_ranges():
 
 
 def test_the_class_is_the_silhouette_and_the_nuisances_change_the_pixels_not_the_shape():
-    labels, latents = sample_scene_latents(1, 0)
+    _, latents = sample_scene_latents(1, 0)
     latents[0, SCENE_LATENT_NAMES.index("light_strength")] = 0.0
     for i in range(DISTRACTORS):  # clutter out of the picture
         latents[0, SCENE_LATENT_NAMES.index(f"disc_size_{i}")] = 0.0
-    image = lambda label, **changes: render_scenes(  # noqa: E731
+    image = lambda label, **changes: render_scenes(
         torch.tensor([label]), _with(latents, **changes))[0].float()
     star, plus = SHAPE_NAMES.index("star"), SHAPE_NAMES.index("plus")
     by_class = (image(star) - image(plus)).abs().mean()

@@ -224,13 +224,18 @@ def render_shapes(labels: torch.Tensor, latents: torch.Tensor, size: int = 32) -
     return (image * 255).round_().clamp_(0, 255).to(torch.uint8)
 
 
-def shapes_dataset(n: int, seed: int = 0, *, chunk: int = 8192) -> ImageDataset:
+def rendered_dataset(name: str, labels: torch.Tensor, latents: torch.Tensor, render, latent_names: tuple[str, ...],
+                     chunk: int = 4096) -> ImageDataset:
+    """A generated ImageDataset: ``render(labels, latents)`` applied ``chunk`` images at a time."""
+    images = torch.empty(len(labels), 3, 32, 32, dtype=torch.uint8)
+    for start in range(0, len(labels), chunk):
+        images[start:start + chunk] = render(labels[start:start + chunk], latents[start:start + chunk])
+    return ImageDataset(name, images, labels, SHAPE_NAMES, latents, latent_names)
+
+
+def shapes_dataset(n: int, seed: int = 0) -> ImageDataset:
     """``n`` generated images with their classes and latents, deterministic for ``seed``."""
-    labels, latents = sample_shape_latents(n, seed)
-    images = torch.empty(n, 3, 32, 32, dtype=torch.uint8)
-    for start in range(0, n, chunk):
-        images[start:start + chunk] = render_shapes(labels[start:start + chunk], latents[start:start + chunk])
-    return ImageDataset("shapes", images, labels, SHAPE_NAMES, latents, LATENT_NAMES)
+    return rendered_dataset("shapes", *sample_shape_latents(n, seed), render_shapes, LATENT_NAMES)
 
 
 # --- CIFAR-10 -------------------------------------------------------------------------------

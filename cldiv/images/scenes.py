@@ -27,7 +27,14 @@ import math
 
 import torch
 
-from cldiv.images.data import SHAPE_NAMES, ImageDataset, check_n_seed, hsv_to_rgb, shape_sdf
+from cldiv.images.data import (
+    SHAPE_NAMES,
+    ImageDataset,
+    check_n_seed,
+    hsv_to_rgb,
+    rendered_dataset,
+    shape_sdf,
+)
 
 #: Discs of clutter behind the object.
 DISTRACTORS = 3
@@ -98,10 +105,6 @@ def render_scenes(labels: torch.Tensor, latents: torch.Tensor, size: int = 32) -
     return (image * light[:, None] * 255).round_().clamp_(0, 255).to(torch.uint8)
 
 
-def scenes_dataset(n: int, seed: int = 0, *, chunk: int = 4096) -> ImageDataset:
+def scenes_dataset(n: int, seed: int = 0) -> ImageDataset:
     """``n`` generated scenes with their classes and latents, deterministic for ``seed``."""
-    labels, latents = sample_scene_latents(n, seed)
-    images = torch.empty(n, 3, 32, 32, dtype=torch.uint8)
-    for start in range(0, n, chunk):
-        images[start:start + chunk] = render_scenes(labels[start:start + chunk], latents[start:start + chunk])
-    return ImageDataset("scenes", images, labels, SHAPE_NAMES, latents, SCENE_LATENT_NAMES)
+    return rendered_dataset("scenes", *sample_scene_latents(n, seed), render_scenes, SCENE_LATENT_NAMES)
