@@ -42,6 +42,8 @@ def test_local_sweep_runs_missing_configs_and_skips_stored_ones(tmp_path, monkey
     assert [r["metrics"]["square"] for r in records] == [0, -1, 4, 9]
     assert sorted((tmp_path / "log").read_text().split()) == ["0", "2", "3"]
     assert all(r["provenance"]["wall_time_s"] >= 0 for r in records)
+    # the worker's thread count, not the parent's: each of 2 workers gets cpu_count // 2 threads
+    assert {records[i]["provenance"]["threads"] for i in (0, 2, 3)} == {max(1, (os.cpu_count() or 1) // 2)}
 
 
 def test_bad_executor_is_rejected():

@@ -59,7 +59,7 @@ def _run_local(pending, run, store, workers, bar) -> None:
                 for future in done:
                     config = futures.pop(future)
                     result, device, wall = future.result()
-                    store.save(config, result, wall_time_s=wall, device=device)
+                    store.save(config, result, wall_time_s=wall, device=device, threads=threads)
                     bar.update()
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
@@ -77,7 +77,7 @@ def _run_ray(pending, run, store, address, gpus_per_task, bar) -> None:
         done, _ = ray.wait(list(refs), num_returns=1)
         config = refs.pop(done[0])
         result, device, wall = ray.get(done[0])
-        store.save(config, result, wall_time_s=wall, device=device)
+        store.save(config, result, wall_time_s=wall, device=device, threads=1)
         bar.update()
 
 

@@ -58,8 +58,9 @@ def cpu_name() -> str:
         return platform.processor() or platform.machine()
 
 
-def provenance(wall_time_s: float, device: str) -> dict[str, Any]:
-    """Where and how a result was produced."""
+def provenance(wall_time_s: float, device: str, threads: int | None = None) -> dict[str, Any]:
+    """Where and how a result was produced; ``threads``: the torch threads of the process that ran
+    it (default: this process's)."""
     return {
         "cldiv_version": __version__,
         "git_commit": git_commit(),
@@ -68,7 +69,7 @@ def provenance(wall_time_s: float, device: str) -> dict[str, Any]:
         "device_name": torch.cuda.get_device_name() if device.startswith("cuda") else cpu_name(),
         "torch_version": torch.__version__,
         "python_version": platform.python_version(),
-        "threads": torch.get_num_threads(),
+        "threads": torch.get_num_threads() if threads is None else threads,
         "float32_matmul_precision": torch.get_float32_matmul_precision(),  # "highest": no TF32
         "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
@@ -146,8 +147,10 @@ class ResultStore:
             return None
         return record
 
-    def save(self, config: Config, result: dict, *, wall_time_s: float, device: str) -> dict:
-        """Store ``result`` (a dict with at least 'metrics') for ``config``; returns the record."""
+    def save(self, config: Config, result: dict, *, wall_time_s: float, device: str,
+             threads: int | None = None) -> dict:
+        """Store ``result`` (a dict with at least 'metrics') for ``config``; returns the record.
+        ``threads``: the torch threads of the worker that ran it, if not this process."""
         if "metrics" not in result:
             raise ValueError("result must contain a 'metrics' entry")
         self.check_writable(config)
@@ -156,7 +159,7 @@ class ResultStore:
             "config_hash": config_hash(config),
             "config": asdict(config),
             **result,
-            "provenance": provenance(wall_time_s, device),
+            "provenance": provenance(wall_time_s, device, threads),
         })  # returned exactly as a later load() will read it
         write_json_atomic(self.path(config), record)
         return record
