@@ -10,7 +10,7 @@ import pytest
 
 from cldiv.synthetic.config import SyntheticConfig
 from cldiv.book.store import ResultStore
-from cldiv.book.executor import grid, run_sweep
+from cldiv.book.executor import grid, run_sweep, usable_cpus
 
 
 def slow_square(config):
@@ -42,8 +42,18 @@ def test_local_sweep_runs_missing_configs_and_skips_stored_ones(tmp_path, monkey
     assert [r["metrics"]["square"] for r in records] == [0, -1, 4, 9]
     assert sorted((tmp_path / "log").read_text().split()) == ["0", "2", "3"]
     assert all(r["provenance"]["wall_time_s"] >= 0 for r in records)
-    # the worker's thread count, not the parent's: each of 2 workers gets cpu_count // 2 threads
-    assert {records[i]["provenance"]["threads"] for i in (0, 2, 3)} == {max(1, (os.cpu_count() or 1) // 2)}
+    # the worker's thread count, not the parent's: each of 2 workers gets usable CPUs // 2 threads
+    assert {records[i]["provenance"]["threads"] for i in (0, 2, 3)} == {max(1, usable_cpus() // 2)}
+
+
+def test_workers_share_the_cpus_of_the_affinity_mask_not_the_machine(tmp_path, monkeypatch):
+    # under `taskset -c 0` one worker must run one thread, not one per core of the machine
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    monkeypatch.setenv("SWEEP_TEST_LOG", str(tmp_path / "log"))
+    assert usable_cpus() == 1
+    records = run_sweep(grid(SyntheticConfig(), seed=range(1)), slow_square, store=ResultStore(tmp_path / "r"),
+                        workers=1, progress=False)
+    assert records[0]["provenance"]["threads"] == 1
 
 
 def test_bad_executor_is_rejected():

@@ -48,8 +48,13 @@ def _timed_run(run: Run, config: Config, threads: int) -> tuple[dict, str, float
     return result, device, time.perf_counter() - start
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask, e.g. under ``taskset``)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 def _run_local(pending, run, store, workers, bar) -> None:
-    threads = max(1, (os.cpu_count() or 1) // workers)
+    threads = max(1, usable_cpus() // workers)
     context = get_context("spawn")  # a clean interpreter per worker: no forked torch threads
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         futures = {pool.submit(_timed_run, run, config, threads): config for config in pending}
@@ -104,7 +109,7 @@ def run_sweep(
     with tqdm(total=len(configs), initial=len(configs) - len(pending), disable=None if progress else True,
               desc="sweep", unit="run") as bar:
         if pending and executor == "local":
-            _run_local(pending, run, store, workers or min(len(pending), os.cpu_count() or 1), bar)
+            _run_local(pending, run, store, workers or min(len(pending), usable_cpus()), bar)
         elif pending:
             _run_ray(pending, run, store, address, gpus_per_task, bar)
     return [store.load(c) for c in configs]

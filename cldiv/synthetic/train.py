@@ -343,7 +343,7 @@ def run_all(
     """Load or compute every config (resumable: finished configs are skipped).
 
     ``workers`` > 1 runs the missing configs in that many processes (``cldiv.book.executor``), each
-    with cpu_count // workers threads; results are bitwise those of a single process with the
+    with usable CPUs // workers threads; results are bitwise those of a single process with the
     same thread count.
     """
     from cldiv.book.store import ResultStore
