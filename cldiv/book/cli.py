@@ -22,7 +22,7 @@ import time
 from typing import Any
 
 from cldiv.budgets import BUDGET_NAMES
-from cldiv.images import DATASETS, IMAGE_ENCODERS, REGIMES
+from cldiv.images import DATASETS, HEADLINE_DATASET, IMAGE_ENCODERS, REGIMES
 
 
 def parse_value(text: str) -> Any:
@@ -107,30 +107,31 @@ def _gpu_run(args: argparse.Namespace) -> None:
 
 
 def _simclr(args: argparse.Namespace) -> None:
-    """Run (or load) the SimCLR grid of a budget into the result store, one config at a time."""
-    import time
+    """Run (or load) the SimCLR grid of a budget into the result store (resumable), then list it."""
+    import functools
 
     import torch
 
-    from cldiv.images.simclr import run_simclr, simclr_configs
-    from cldiv.book.store import ResultStore
+    from cldiv import budgets
+    from cldiv.book.executor import run_sweep
+    from cldiv.images import GENERATED_DATASETS
+    from cldiv.images.simclr import budget_choice_configs, run_simclr, simclr_configs
 
     if args.threads:
         torch.set_num_threads(args.threads)
+    seeds = args.seeds if args.seeds is not None else range(budgets.budget("simclr", args.budget).seeds)
     configs = simclr_configs(args.budget, dataset=args.dataset, encoders=args.encoders,
-                             regimes=args.regimes, seeds=args.seeds, epochs=args.epochs, n_train=args.n_train)
-    store = ResultStore.default()
-    for i, config in enumerate(configs, 1):
-        done = store.load(config) is not None
-        print(f"[{i}/{len(configs)}] {config.encoder} / {config.regime} / seed {config.seed}: "
-              f"{'stored' if done else 'running'} -> {store.path(config)}", flush=True)
-        start = time.perf_counter()
-        record = store.get_or_run(config, lambda c: run_simclr(
-            c, data_root=args.data_root, download=args.download, progress=True))
+                             regimes=args.regimes, seeds=seeds, epochs=args.epochs, n_train=args.n_train)
+    if args.dataset in GENERATED_DATASETS and args.budget == "cpu":  # the chapter's runs behind the budget
+        configs += [c for _, c in budget_choice_configs(args.budget, args.dataset) if c not in configs]
+    run = functools.partial(run_simclr, data_root=args.data_root, download=args.download)
+    records = run_sweep(configs, run, workers=args.workers)
+    for config, record in zip(configs, records):
         m = record["metrics"]
-        print(f"    probe accuracy best {m['probe_best']:.3f} final {m['probe_final']:.3f}"
+        print(f"{config.encoder} / {config.regime} / seed {config.seed}: probe accuracy best {m['probe_best']:.3f} "
+              f"(at init {m['init_probe_best']:.3f}) final {m['probe_final']:.3f}"
               + (f", latent R^2 mean {m['latent_r2_mean']:.3f}" if "latent_r2_mean" in m else "")
-              + f" ({time.perf_counter() - start:.0f} s)", flush=True)
+              + f" ({record['provenance']['wall_time_s']:.0f} s)", flush=True)
 
 
 def _sweep(args: argparse.Namespace) -> None:
@@ -218,10 +219,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("simclr", help="run the SimCLR image experiment (Figure 3) into the result store")
     p.add_argument("--budget", default="cpu", choices=BUDGET_NAMES, help="named budget (default: cpu)")
-    p.add_argument("--dataset", default="shapes", choices=DATASETS, help="image data set (default: shapes)")
+    p.add_argument("--dataset", default=HEADLINE_DATASET, choices=DATASETS,
+                   help=f"image data set (default: {HEADLINE_DATASET})")
     p.add_argument("--encoders", nargs="+", default=list(IMAGE_ENCODERS), choices=IMAGE_ENCODERS)
     p.add_argument("--regimes", nargs="+", default=list(REGIMES), choices=REGIMES)
-    p.add_argument("--seeds", nargs="+", type=int, default=[0])
+    p.add_argument("--seeds", nargs="+", type=int, help="seeds to run (default: the budget's, 0 .. seeds-1)")
+    p.add_argument("--workers", type=int, default=1, help="parallel processes, one thread each on 2 cores (default: 1)")
     p.add_argument("--epochs", type=int, help="override the budget's SimCLR epochs")
     p.add_argument("--n-train", type=int, help="override the budget's number of training images")
     p.add_argument("--data-root", default="~/.cache/cldiv/data", help="where CIFAR-10 is (or goes)")

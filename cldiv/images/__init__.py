@@ -1,6 +1,6 @@
 """Figure 3: SimCLR on images (Section 5), with a generated data set of known latents.
 
-- ``data``: CIFAR-10 (torchvision) and the generated ``shapes`` set;
+- ``data``: CIFAR-10 (torchvision) and the generated ``shapes`` and ``shapes_narrow_hue`` sets;
 - ``scenes``: the generated ``scenes`` set (textured objects in cluttered, lit scenes);
 - ``augment``: the three augmentation regimes, batched on the tensor;
 - ``encoders``: ResNet-18, ViT and MLP image encoders;
@@ -14,5 +14,9 @@ The names of the choices live here, so that the ``cldiv`` command lists them wit
 REGIMES = ("all", "crop", "no_crop")
 #: Image encoders, most inductive bias first.
 IMAGE_ENCODERS = ("resnet18", "vit", "mlp")
-#: Data sets: CIFAR-10 (the paper's), the generated shapes and the generated cluttered scenes.
-DATASETS = ("cifar10", "shapes", "scenes")
+#: Data sets: CIFAR-10 (the paper's), and the generated ones: shapes, shapes with hues that the
+#: colour jitter spans (the chapter's headline set), cluttered scenes.
+GENERATED_DATASETS = ("shapes", "shapes_narrow_hue", "scenes")
+DATASETS = ("cifar10", *GENERATED_DATASETS)
+#: The generated set the cifar10 chapter and the scorecard show when CIFAR-10 is absent.
+HEADLINE_DATASET = "shapes_narrow_hue"

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import torch
 
-from cldiv.images import DATASETS
+from cldiv.images import DATASETS, GENERATED_DATASETS
 
 __all__ = [
     "CIFAR10_CLASSES",
@@ -46,6 +46,7 @@ __all__ = [
     "ImageDataset",
     "LATENT_NAMES",
     "LATENT_RANGES",
+    "NARROW_HUE_RANGES",
     "SHAPE_NAMES",
     "load_cifar10",
     "load_images",
@@ -74,6 +75,12 @@ LATENT_RANGES = {
     "hue": (0.0, 0.8),
     "background": (0.0, 0.6),
 }
+#: The ``shapes_narrow_hue`` set: the same images with object hues in [0, 0.15], a range that
+#: ColorJitter's hue shift (up to +-0.2 of the colour circle, in "all" and "no_crop") spans, so
+#: that hue is a factor those augmentations can change (style), not one the two views share. On
+#: ``shapes`` (hues over 0.8 of the circle) hue survives the jitter and SimCLR matches views by
+#: colour instead of learning the silhouette (cifar10 chapter, "Why this data set").
+NARROW_HUE_RANGES = {**LATENT_RANGES, "hue": (0.0, 0.15)}
 
 
 class DatasetUnavailableError(FileNotFoundError, ValueError):
@@ -120,16 +127,17 @@ def check_n_seed(n: int, seed: int) -> None:
         raise ValueError(f"seed must be an integer in [0, 2**63); got {seed!r}")
 
 
-def sample_shape_latents(n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Classes (n,) uniform over the 10 shapes and latents (n, 6) uniform on :data:`LATENT_RANGES`.
+def sample_shape_latents(n: int, seed: int, ranges: dict = LATENT_RANGES) -> tuple[torch.Tensor, torch.Tensor]:
+    """Classes (n,) uniform over the 10 shapes and latents (n, 6) uniform on ``ranges``
+    (:data:`LATENT_RANGES` or :data:`NARROW_HUE_RANGES`).
 
     Deterministic for ``seed`` (a private CPU ``torch.Generator``).
     """
     check_n_seed(n, seed)
     rng = torch.Generator().manual_seed(seed)
     labels = torch.randint(len(SHAPE_NAMES), (n,), generator=rng)
-    low = torch.tensor([LATENT_RANGES[k][0] for k in LATENT_NAMES])
-    high = torch.tensor([LATENT_RANGES[k][1] for k in LATENT_NAMES])
+    low = torch.tensor([ranges[k][0] for k in LATENT_NAMES])
+    high = torch.tensor([ranges[k][1] for k in LATENT_NAMES])
     latents = low + (high - low) * torch.rand(n, len(LATENT_NAMES), generator=rng)
     return labels, latents
 
@@ -233,9 +241,11 @@ def rendered_dataset(name: str, labels: torch.Tensor, latents: torch.Tensor, ren
     return ImageDataset(name, images, labels, SHAPE_NAMES, latents, latent_names)
 
 
-def shapes_dataset(n: int, seed: int = 0) -> ImageDataset:
-    """``n`` generated images with their classes and latents, deterministic for ``seed``."""
-    return rendered_dataset("shapes", *sample_shape_latents(n, seed), render_shapes, LATENT_NAMES)
+def shapes_dataset(n: int, seed: int = 0, *, narrow_hue: bool = False) -> ImageDataset:
+    """``n`` generated images with their classes and latents, deterministic for ``seed``;
+    ``narrow_hue``: the ``shapes_narrow_hue`` set (hues on :data:`NARROW_HUE_RANGES`)."""
+    name, ranges = ("shapes_narrow_hue", NARROW_HUE_RANGES) if narrow_hue else ("shapes", LATENT_RANGES)
+    return rendered_dataset(name, *sample_shape_latents(n, seed, ranges), render_shapes, LATENT_NAMES)
 
 
 # --- CIFAR-10 -------------------------------------------------------------------------------
@@ -312,12 +322,14 @@ def load_images(
         raise ValueError(f"split must be one of {SPLITS}; got {split!r}")
     if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n <= 0):
         raise ValueError(f"n must be a positive integer or None; got {n!r}")
-    if dataset in ("shapes", "scenes"):
+    if dataset in GENERATED_DATASETS:
         from cldiv.images.scenes import scenes_dataset
 
-        default = 50_000 if split == "train" else 10_000
-        make = shapes_dataset if dataset == "shapes" else scenes_dataset
-        return make(default if n is None else n, 2 * seed + (split == "test"))
+        n = (50_000 if split == "train" else 10_000) if n is None else n
+        seed = 2 * seed + (split == "test")
+        if dataset == "scenes":
+            return scenes_dataset(n, seed)
+        return shapes_dataset(n, seed, narrow_hue=dataset == "shapes_narrow_hue")
     data = load_cifar10(data_root, split, download=download)
     if n is None or n >= len(data):
         return data

@@ -122,17 +122,19 @@ class MLPEncoder(nn.Module):
         return F.normalize(self.net(x.flatten(1)), dim=1)
 
 
-def make_image_encoder(name: str, width: int, depth: int, out_dim: int = 512) -> nn.Module:
+def make_image_encoder(name: str, width: int, depth: int, out_dim: int = 512, stem: str = "imagenet") -> nn.Module:
     """Encoder ``name`` at a given width and depth.
 
     resnet18: width = channels of the first stage (64 in the paper), depth = blocks per stage
-    (2 in the paper); vit: width = token width (384), depth = layers (6), heads = width / 64
-    (at least 1), MLP 4 x width; mlp: width = hidden units (2048), depth = hidden layers (3).
+    (2 in the paper), stem one of STEMS (the authors' "imagenet" stem leaves 8x8 maps of a 32x32
+    image; "cifar" keeps 32x32); vit: width = token width (384), depth = layers (6), heads =
+    width / 64 (at least 1), MLP 4 x width; mlp: width = hidden units (2048), depth = hidden layers (3).
+    ``stem`` is ignored by the ViT and the MLP.
     """
     if name not in IMAGE_ENCODERS:
         raise ValueError(f"encoder must be one of {IMAGE_ENCODERS}; got {name!r}")
     if name == "resnet18":
-        return ResNetEncoder(width, (depth,) * 4, "imagenet", out_dim)
+        return ResNetEncoder(width, (depth,) * 4, stem, out_dim)
     if name == "vit":
         return ViTEncoder(width, depth, max(1, width // 64), 4 * width, 4, 32, out_dim)
     return MLPEncoder(width, depth, 3 * 32 * 32, out_dim)

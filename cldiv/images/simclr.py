@@ -23,7 +23,7 @@ and both are also measured at initialisation, the baseline that training has to 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -32,14 +32,14 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from cldiv import budgets
-from cldiv.images import DATASETS, IMAGE_ENCODERS, REGIMES
+from cldiv.images import DATASETS, HEADLINE_DATASET, IMAGE_ENCODERS, REGIMES
 from cldiv.images.augment import REGIME_VARIANTS, augment_batch, regime_transforms
-from cldiv.config import check_choice, check_positive, check_range
-from cldiv.images.encoders import make_image_encoder, parameter_count
+from cldiv.config import added_field, check_choice, check_positive, check_range
+from cldiv.images.encoders import STEMS, make_image_encoder, parameter_count
 from cldiv.images.data import load_images
 from cldiv.images.probe import latent_r2, linear_probe
 
-__all__ = ["SimCLRConfig", "nt_xent", "run_simclr", "simclr_configs", "train_simclr"]
+__all__ = ["BUDGET_CHOICES", "SimCLRConfig", "budget_choice_configs", "build_encoder", "nt_xent", "run_simclr", "simclr_configs", "train_simclr"]
 
 VIEWS = ("one_augmented", "two_augmented")
 PROBE_MODES = ("eval", "train")
@@ -50,7 +50,8 @@ class SimCLRConfig:
     """One SimCLR run and its linear evaluation (Section 5). Defaults are the paper's protocol.
 
     width, depth: encoder size (see ``cldiv.images.encoders.make_image_encoder``; the paper's
-    sizes are ``cldiv.budgets.PAPER_IMAGE_SIZES``). n_train / n_test: images used (None: the whole split,
+    sizes are ``cldiv.budgets.PAPER_IMAGE_SIZES``); resnet_stem: the ResNet's stem ("imagenet", the
+    authors' torchvision ResNet-18, or "cifar"). n_train / n_test: images used (None: the whole split,
     50,000 / 10,000). data_seed fixes the subset (CIFAR-10) or the generated images (shapes);
     seed fixes the initialisation, the batches and the augmentations.
     """
@@ -61,6 +62,7 @@ class SimCLRConfig:
     encoder: str = "resnet18"
     width: int = 64
     depth: int = 2
+    resnet_stem: str = added_field("imagenet")
     out_dim: int = 512
     regime: str = "all"
     regime_variant: str = "paper"
@@ -83,6 +85,7 @@ class SimCLRConfig:
     def __post_init__(self) -> None:
         check_choice("dataset", self.dataset, DATASETS)
         check_choice("encoder", self.encoder, IMAGE_ENCODERS)
+        check_choice("resnet_stem", self.resnet_stem, STEMS)
         check_choice("regime", self.regime, REGIMES)
         check_choice("regime_variant", self.regime_variant, REGIME_VARIANTS)
         check_choice("views", self.views, VIEWS)
@@ -106,7 +109,7 @@ class SimCLRConfig:
 
 
 def simclr_configs(
-    budget: str, *, dataset: str = "shapes", encoders=IMAGE_ENCODERS, regimes=REGIMES,
+    budget: str, *, dataset: str = HEADLINE_DATASET, encoders=IMAGE_ENCODERS, regimes=REGIMES,
     seeds=(0,), **overrides: Any,
 ) -> list[SimCLRConfig]:
     """The grid encoder x regime x seed of a named budget; ``overrides`` (e.g. epochs=5) win,
@@ -125,6 +128,26 @@ def simclr_configs(
                         **budgets.overrides("simclr", budget, e), **extra})
         for e in encoders for r in regimes for s in seeds
     ]
+
+
+#: The choices behind the cpu budget, each undone in one run of the headline cell (ResNet-18,
+#: All, seed 0): (what the run changes, config overrides).
+BUDGET_CHOICES = (
+    ("hues over 0.8 of the colour circle (the shapes set)", {"dataset": "shapes"}),
+    ("the ImageNet stem of the authors' ResNet-18", {"resnet_stem": "imagenet"}),
+    ("the paper's learning rate, 3e-4", {"lr": 3e-4}),
+)
+
+
+def budget_choice_configs(budget: str = "cpu", dataset: str = HEADLINE_DATASET) -> list[tuple[str, SimCLRConfig]]:
+    """(label, config): the headline cell, then one run per entry of BUDGET_CHOICES."""
+    (base,) = simclr_configs(budget, dataset=dataset, encoders=["resnet18"], regimes=["all"], seeds=[0])
+    return [("the budget", base)] + [(label, replace(base, **changes)) for label, changes in BUDGET_CHOICES]
+
+
+def build_encoder(config: SimCLRConfig) -> torch.nn.Module:
+    """The config's encoder, freshly initialised from torch's global generator."""
+    return make_image_encoder(config.encoder, config.width, config.depth, config.out_dim, config.resnet_stem)
 
 
 def nt_xent(z1: torch.Tensor, z2: torch.Tensor, tau: float) -> torch.Tensor:
@@ -186,7 +209,7 @@ def train_simclr(config: SimCLRConfig, train, device: str | torch.device, *, pro
     and thread count.
     """
     torch.manual_seed(config.seed)  # the encoder's initialisation
-    encoder = make_image_encoder(config.encoder, config.width, config.depth, config.out_dim).to(device)
+    encoder = build_encoder(config).to(device)
     rng = torch.Generator().manual_seed(config.seed + 1)  # batches and augmentations
     transforms = regime_transforms(config.regime, config.regime_variant)
     optimiser = torch.optim.Adam(encoder.parameters(), lr=config.lr, weight_decay=config.weight_decay)
@@ -233,7 +256,7 @@ def run_simclr(
     test = load_images(config.dataset, "test", config.n_test, seed=config.data_seed,
                        data_root=data_root, download=download)
     torch.manual_seed(config.seed)
-    init_encoder = make_image_encoder(config.encoder, config.width, config.depth, config.out_dim).to(device)
+    init_encoder = build_encoder(config).to(device)
     init = _evaluate(config, init_encoder, train, test, device)
     start = time.perf_counter()
     encoder, losses = train_simclr(config, train, device, progress=progress)

@@ -1,0 +1,125 @@
+"""Figure 3's claims, judged on stored SimCLR runs over seeds (paper Section 5).
+
+The paper reads three claims off Figure 3:
+
+1. **All is best**: for every encoder, the broadest augmentations (*All*) give a higher probe
+   accuracy than *Crop only* and than *All w/o crop*;
+2. **inductive bias helps**: in every regime, ResNet-18 > ViT > MLP;
+3. **the gap widens**: the gap between the architectures of most and least inductive bias,
+   ResNet-18 minus MLP, is larger in each restricted regime than under *All*.
+
+Each claim is a set of linear contrasts of cell means, c = sum_j w_j mean_j (a difference of two
+cells, or for claim 3 a difference of two differences), each tested one-sided by Welch's method:
+t = c / se with se^2 = sum_j w_j^2 s_j^2 / n_j and Welch-Satterthwaite degrees of freedom. A
+contrast **holds** when c > 0 at level SIGNIFICANCE, is **contradicted** when c < 0 at that level,
+and is **not significant** otherwise. A claim holds when all its contrasts hold, is contradicted
+when one is, and is otherwise not significant.
+
+Before any of that, training must have taught the encoder something: a run **learns** when its
+best probe accuracy exceeds that of the same encoder at initialisation; a cell learns when the
+mean gain over its seeds, minus one sd, is at least LEARNING_MARGIN points (issue 13's bar).
+Accuracies here are in percentage points.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from scipy.stats import t as student_t
+
+__all__ = ["CLAIM_NAMES", "Contrast", "LEARNING_MARGIN", "SIGNIFICANCE", "claim_verdict", "contrast",
+           "figure3_claims", "learning_gain", "loss_settled"]
+
+SIGNIFICANCE = 0.05
+#: Points by which training must beat the probe at initialisation (mean minus one sd over seeds).
+LEARNING_MARGIN = 10.0
+#: How far above its lowest epoch the final epoch's NT-Xent may lie for training to count as settled
+#: (not diverging).
+LOSS_TOLERANCE = 0.02
+CLAIM_NAMES = ("All is best", "inductive bias helps", "the gap widens")
+CONTRAST_VERDICTS = ("holds", "contradicted", "not significant")
+
+
+@dataclass(frozen=True)
+class Contrast:
+    """One tested contrast: its label, value (points), standard error, one-sided p and verdict."""
+
+    claim: str
+    label: str
+    value: float
+    se: float
+    p: float
+    verdict: str
+
+
+def contrast(claim: str, label: str, cells: Sequence[tuple[float, Sequence[float]]],
+             significance: float = SIGNIFICANCE) -> Contrast:
+    """The contrast sum_j w_j mean(x_j) of ``cells`` = [(w_j, x_j), ...] tested against 0 (module
+    docstring). Every x_j needs at least two values (a standard deviation)."""
+    for _, values in cells:
+        if len(values) < 2:
+            raise ValueError(f"every cell of contrast {label!r} needs at least 2 seeds; got {len(values)}")
+    value = sum(w * statistics.fmean(x) for w, x in cells)
+    terms = [w * w * statistics.variance(x) / len(x) for w, x in cells]
+    se = sum(terms) ** 0.5
+    if se == 0:
+        p = 0.0 if value > 0 else 1.0
+        verdict = "holds" if value > 0 else "contradicted" if value < 0 else "not significant"
+        return Contrast(claim, label, value, 0.0, p, verdict)
+    df = se**4 / sum(term * term / (len(x) - 1) for term, (_, x) in zip(terms, cells) if term > 0)
+    p = float(student_t.sf(value / se, df))  # one-sided: P(T >= t) under c = 0
+    verdict = "holds" if p < significance else "contradicted" if 1 - p < significance else "not significant"
+    return Contrast(claim, label, value, se, p, verdict)
+
+
+def claim_verdict(contrasts: Sequence[Contrast]) -> str:
+    """holds (all contrasts hold), contradicted (one is), otherwise not significant."""
+    verdicts = {c.verdict for c in contrasts}
+    if verdicts == {"holds"}:
+        return "holds"
+    return "contradicted" if "contradicted" in verdicts else "not significant"
+
+
+def figure3_claims(accuracy: Mapping[tuple[str, str], Sequence[float]], encoders: Sequence[str],
+                   regimes: Sequence[str], labels: Mapping[str, str] | None = None) -> dict[str, list[Contrast]]:
+    """The contrasts of each of the three claims that the given cells allow.
+
+    accuracy: (encoder, regime) -> per-seed accuracies in points; encoders in order of decreasing
+    inductive bias (``cldiv.images.IMAGE_ENCODERS``); the first regime is the broadest ("all").
+    """
+    name = dict(labels or {}).get
+    broad, restricted = regimes[0], list(regimes[1:])
+    out: dict[str, list[Contrast]] = {claim: [] for claim in CLAIM_NAMES}
+    for e in encoders:
+        for r in restricted:
+            out["All is best"].append(contrast("All is best", f"{name(e, e)}: {name(broad, broad)} − {name(r, r)}",
+                                               [(1, accuracy[e, broad]), (-1, accuracy[e, r])]))
+    for r in regimes:
+        for more, less in zip(encoders, encoders[1:]):
+            out["inductive bias helps"].append(contrast(
+                "inductive bias helps", f"{name(r, r)}: {name(more, more)} − {name(less, less)}",
+                [(1, accuracy[more, r]), (-1, accuracy[less, r])]))
+    if len(encoders) >= 2:
+        most, least = encoders[0], encoders[-1]
+        for r in restricted:
+            out["the gap widens"].append(contrast(
+                "the gap widens", f"({name(most, most)} − {name(least, least)}): {name(r, r)} − {name(broad, broad)}",
+                [(1, accuracy[most, r]), (-1, accuracy[least, r]), (-1, accuracy[most, broad]), (1, accuracy[least, broad])]))
+    return {claim: contrasts for claim, contrasts in out.items() if contrasts}
+
+
+def learning_gain(trained: Sequence[float], at_init: Sequence[float]) -> tuple[float, float, bool]:
+    """Per-seed gains trained - at_init (points): (mean, sd, learns: mean - sd >= LEARNING_MARGIN).
+    With one seed the sd is 0."""
+    gains = [a - b for a, b in zip(trained, at_init, strict=True)]
+    mean = statistics.fmean(gains)
+    sd = statistics.stdev(gains) if len(gains) > 1 else 0.0
+    return mean, sd, mean - sd >= LEARNING_MARGIN
+
+
+def loss_settled(losses: Sequence[float], tolerance: float = LOSS_TOLERANCE) -> bool:
+    """Whether the NT-Xent curve ends no higher than ``tolerance`` above its lowest epoch
+    (still decreasing or flat, not diverging)."""
+    return losses[-1] <= min(losses) + tolerance

@@ -1,0 +1,55 @@
+import pytest
+from scipy.stats import ttest_ind
+
+from cldiv.images.claims import claim_verdict, contrast, figure3_claims, learning_gain, loss_settled
+
+
+def test_two_cell_contrast_is_welchs_one_sided_t_test():
+    a, b = [31.0, 33.5, 32.2], [28.0, 30.9, 26.5]
+    c = contrast("claim", "a - b", [(1, a), (-1, b)])
+    two_sided = ttest_ind(a, b, equal_var=False)
+    assert c.value == pytest.approx(sum(a) / 3 - sum(b) / 3)
+    assert c.p == pytest.approx(two_sided.pvalue / 2, rel=1e-9)
+    assert c.verdict == "holds"
+
+
+def test_contrast_verdicts_follow_the_sign_and_the_evidence():
+    high, low = [40.0, 41.0, 39.5], [30.0, 31.0, 29.0]
+    assert contrast("c", "x", [(1, low), (-1, high)]).verdict == "contradicted"
+    assert contrast("c", "x", [(1, [30.0, 35.0, 25.0]), (-1, [31.0, 29.0, 33.0])]).verdict == "not significant"
+
+
+def test_contrast_needs_two_seeds_per_cell():
+    with pytest.raises(ValueError, match="at least 2 seeds"):
+        contrast("c", "x", [(1, [1.0]), (-1, [0.0, 1.0])])
+
+
+def test_gap_contrast_is_a_difference_of_differences():
+    accuracy = {("resnet18", "all"): [50.0, 51.0, 49.0], ("mlp", "all"): [40.0, 41.0, 39.0],
+                ("resnet18", "crop"): [45.0, 46.0, 44.0], ("mlp", "crop"): [25.0, 26.0, 24.0]}
+    claims = figure3_claims(accuracy, ["resnet18", "mlp"], ["all", "crop"])
+    (gap,) = claims["the gap widens"]
+    assert gap.value == pytest.approx((45 - 25) - (50 - 40)) and gap.verdict == "holds"
+    assert claim_verdict(claims["All is best"]) == "holds"
+    assert claim_verdict(claims["inductive bias helps"]) == "holds"
+
+
+def test_a_claim_is_contradicted_by_one_contradicted_contrast_and_otherwise_needs_all():
+    accuracy = {("resnet18", "all"): [50.0, 51.0, 49.0], ("resnet18", "crop"): [60.0, 61.0, 59.0],
+                ("resnet18", "no_crop"): [40.0, 41.0, 39.0]}
+    claims = figure3_claims(accuracy, ["resnet18"], ["all", "crop", "no_crop"])
+    assert [c.verdict for c in claims["All is best"]] == ["contradicted", "holds"]
+    assert claim_verdict(claims["All is best"]) == "contradicted"
+    assert "the gap widens" not in claims  # one encoder: no gap
+
+
+def test_learning_needs_the_gain_minus_one_sd_to_reach_ten_points():
+    assert learning_gain([40.0, 41.0, 42.0], [28.0, 28.0, 28.0])[2]            # gain 13 +- 1
+    assert not learning_gain([40.0, 45.0, 35.0], [28.0, 28.0, 28.0])[2]        # gain 12 +- 5
+    mean, sd, learns = learning_gain([30.0], [25.0])
+    assert (mean, sd, learns) == (5.0, 0.0, False)
+
+
+def test_loss_settled_rejects_a_diverging_curve():
+    assert loss_settled([5.3, 5.1, 5.0, 5.0])
+    assert not loss_settled([5.3, 5.0, 5.1, 5.2])
