@@ -53,3 +53,14 @@ def test_learning_needs_the_gain_minus_one_sd_to_reach_ten_points():
 def test_loss_settled_rejects_a_diverging_curve():
     assert loss_settled([5.3, 5.1, 5.0, 5.0])
     assert not loss_settled([5.3, 5.0, 5.1, 5.2])
+
+
+def test_published_differences_are_the_same_contrasts_on_the_published_means():
+    from cldiv.images.claims import published_differences
+    from cldiv.published import FIGURE3
+
+    means = {cell: mean for cell, (mean, _) in FIGURE3.items()}
+    diffs = published_differences(means, ["resnet18", "vit", "mlp"], ["all", "crop", "no_crop"])
+    assert diffs["resnet18: all − crop"] == pytest.approx(55.4 - 37.2)
+    assert diffs["(resnet18 − mlp): crop − all"] == pytest.approx((37.2 - 39.9) - (55.4 - 42.3))
+    assert len(diffs) == 6 + 6 + 2

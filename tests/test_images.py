@@ -27,6 +27,22 @@ def test_generated_images_have_the_documented_types_shapes_and_latent_ranges():
         assert low <= data.latents[:, j].min() and data.latents[:, j].max() <= high
 
 
+def test_the_narrow_hue_set_differs_from_shapes_only_in_hue_and_the_colour_jitter_spans_its_hues():
+    from cldiv.images.augment import regime_transforms
+    from cldiv.images.data import NARROW_HUE_RANGES
+
+    wide, narrow = load_images("shapes", "train", 500), load_images("shapes_narrow_hue", "train", 500)
+    hue = LATENT_NAMES.index("hue")
+    others = [j for j in range(len(LATENT_NAMES)) if j != hue]
+    assert torch.equal(wide.labels, narrow.labels) and torch.equal(wide.latents[:, others], narrow.latents[:, others])
+    low, high = NARROW_HUE_RANGES["hue"]
+    assert low <= narrow.latents[:, hue].min() and narrow.latents[:, hue].max() <= high
+    assert narrow.latents[:, hue].max() - narrow.latents[:, hue].min() > 0.1  # not a constant
+    (jitter,) = [t for t in regime_transforms("all") if hasattr(t, "transforms")][0].transforms
+    # any two of the set's hues are closer than the largest hue shift of All's colour jitter
+    assert high - low < jitter.hue[1]
+
+
 def test_train_and_test_splits_are_different_images():
     train, test = load_images("shapes", "train", 200), load_images("shapes", "test", 200)
     assert not torch.equal(train.images, test.images)

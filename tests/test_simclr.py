@@ -10,7 +10,8 @@ from cldiv.images.data import shapes_dataset
 from cldiv.images.probe import latent_r2, linear_probe
 from cldiv.metrics import affine_r2
 from cldiv.budgets import PAPER_IMAGE_SIZES
-from cldiv.images.simclr import SimCLRConfig, nt_xent, run_simclr, simclr_configs, train_simclr
+from cldiv.config import config_hash, hashed_fields
+from cldiv.images.simclr import SimCLRConfig, build_encoder, nt_xent, run_simclr, simclr_configs, train_simclr
 from cldiv.book.store import ResultStore
 
 
@@ -33,6 +34,17 @@ def test_each_encoder_at_a_small_size_gives_unit_norm_vectors_of_the_configured_
     z = encoder(torch.rand(4, 3, 32, 32))
     assert z.shape == (4, 20)
     torch.testing.assert_close(z.norm(dim=1), torch.ones(4))
+
+
+def test_the_cifar_stem_keeps_the_full_resolution_and_the_imagenet_stem_quarters_it():
+    x = torch.rand(2, 3, 32, 32)
+    assert make_image_encoder("resnet18", 8, 1, stem="cifar").stem(x).shape == (2, 8, 32, 32)
+    assert make_image_encoder("resnet18", 8, 1).stem(x).shape == (2, 8, 8, 8)
+    config = SimCLRConfig(encoder="resnet18", width=8, depth=1, resnet_stem="cifar")
+    assert build_encoder(config).stem[0].kernel_size == (3, 3)
+    # an added field: at its default it leaves the hash of configs stored before it existed alone
+    assert config_hash(SimCLRConfig()) != config_hash(SimCLRConfig(resnet_stem="cifar"))
+    assert "resnet_stem" not in hashed_fields(SimCLRConfig())
 
 
 def test_resnet18_at_the_papers_size_is_torchvisions_resnet18_without_fc():
@@ -68,8 +80,10 @@ def test_config_rejects_bad_values_naming_the_allowed_ones():
         SimCLRConfig(regime="crop_only")
     with pytest.raises(ValueError, match="views must be one of"):
         SimCLRConfig(views="three")
-    with pytest.raises(ValueError, match="dataset must be one of 'cifar10', 'shapes'"):
+    with pytest.raises(ValueError, match="dataset must be one of 'cifar10', 'shapes', 'shapes_narrow_hue'"):
         SimCLRConfig(dataset="imagenet")
+    with pytest.raises(ValueError, match="resnet_stem must be one of 'imagenet', 'cifar'"):
+        SimCLRConfig(resnet_stem="vgg")
     with pytest.raises(ValueError, match="batch_size must be >= 2"):
         SimCLRConfig(batch_size=1)
 
@@ -77,7 +91,8 @@ def test_config_rejects_bad_values_naming_the_allowed_ones():
 def test_budget_grids_cover_encoders_times_regimes_and_take_overrides():
     configs = simclr_configs("cpu")
     assert len(configs) == 9 and len(set(configs)) == 9
-    assert {c.kind for c in configs} == {"simclr"} and all(c.dataset == "shapes" for c in configs)
+    assert {c.kind for c in configs} == {"simclr"} and all(c.dataset == "shapes_narrow_hue" for c in configs)
+    assert {c.resnet_stem for c in configs if c.encoder == "resnet18"} == {"cifar"}
     paper = simclr_configs("paper", dataset="cifar10", encoders=["vit"], regimes=["crop"], epochs=None)
     assert paper == [SimCLRConfig(encoder="vit", width=384, depth=6, regime="crop")]
     assert simclr_configs("cpu", encoders=["mlp"], regimes=["all"], epochs=3)[0].epochs == 3
@@ -135,8 +150,9 @@ def test_cli_runs_a_budget_into_the_store_and_skips_finished_configs(tmp_path, m
     main(args)
     config = simclr_configs("smoke", encoders=["mlp"], regimes=["crop"], epochs=1)[0]
     assert ResultStore(tmp_path).load(config) is not None
+    assert "[computed] shapes_narrow_hue mlp / crop / seed 0" in capsys.readouterr().out
     main(args)
-    assert "stored" in capsys.readouterr().out
+    assert "[stored] shapes_narrow_hue mlp / crop / seed 0" in capsys.readouterr().out
 
 
 def test_the_chapter_stops_with_instructions_when_cifar10_is_missing(tmp_path):
@@ -147,3 +163,14 @@ def test_the_chapter_stops_with_instructions_when_cifar10_is_missing(tmp_path):
                                  tmp_path / "out.ipynb", progress=False)
     assert type(error.value).__name__ == "PapermillExecutionError"
     assert "DatasetUnavailableError" in str(error.value) and "download=True" in str(error.value)
+
+
+def test_budget_choice_runs_undo_one_choice_each_and_skip_choices_the_budget_does_not_make():
+    from cldiv.images.simclr import budget_choice_configs
+
+    (_, base), *rest = budget_choice_configs("cpu")
+    assert (base.encoder, base.regime, base.seed, base.dataset) == ("resnet18", "all", 0, "shapes_narrow_hue")
+    changed = [{f for f in SimCLRConfig.__dataclass_fields__ if getattr(c, f) != getattr(base, f)} for _, c in rest]
+    assert changed == [{"dataset"}, {"resnet_stem"}, {"lr"}]
+    # the smoke budget keeps the ImageNet stem and the paper's learning rate: only the data-set row
+    assert [c.dataset for _, c in budget_choice_configs("smoke")] == ["shapes_narrow_hue", "shapes"]

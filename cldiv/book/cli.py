@@ -114,6 +114,7 @@ def _simclr(args: argparse.Namespace) -> None:
 
     from cldiv import budgets
     from cldiv.book.executor import run_sweep
+    from cldiv.book.store import ResultStore
     from cldiv.images import GENERATED_DATASETS
     from cldiv.images.simclr import budget_choice_configs, run_simclr, simclr_configs
 
@@ -122,13 +123,15 @@ def _simclr(args: argparse.Namespace) -> None:
     seeds = args.seeds if args.seeds is not None else range(budgets.budget("simclr", args.budget).seeds)
     configs = simclr_configs(args.budget, dataset=args.dataset, encoders=args.encoders,
                              regimes=args.regimes, seeds=seeds, epochs=args.epochs, n_train=args.n_train)
-    if args.dataset in GENERATED_DATASETS and args.budget == "cpu":  # the chapter's runs behind the budget
+    if args.dataset in GENERATED_DATASETS:  # the chapter's runs behind the budget's choices
         configs += [c for _, c in budget_choice_configs(args.budget, args.dataset) if c not in configs]
+    stored = [ResultStore.default().load(c) is not None for c in configs]
     run = functools.partial(run_simclr, data_root=args.data_root, download=args.download)
     records = run_sweep(configs, run, workers=args.workers)
-    for config, record in zip(configs, records):
+    for config, record, was_stored in zip(configs, records, stored):
         m = record["metrics"]
-        print(f"{config.encoder} / {config.regime} / seed {config.seed}: probe accuracy best {m['probe_best']:.3f} "
+        print(f"[{'stored' if was_stored else 'computed'}] {config.dataset} {config.encoder} / {config.regime} / "
+              f"seed {config.seed}: probe accuracy best {m['probe_best']:.3f} "
               f"(at init {m['init_probe_best']:.3f}) final {m['probe_final']:.3f}"
               + (f", latent R^2 mean {m['latent_r2_mean']:.3f}" if "latent_r2_mean" in m else "")
               + f" ({record['provenance']['wall_time_s']:.0f} s)", flush=True)

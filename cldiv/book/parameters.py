@@ -95,7 +95,7 @@ RULES: dict[str, dict[str, Rule]] = {
                               "overrides": mapping, "executor": EXECUTOR, "workers": WORKERS, "ray_address": anything},
     "cifar10": {"dataset": anything, "budget": choice(BUDGET_NAMES), "encoders": list_of(anything),
                 "regimes": list_of(anything), "epochs": optional(integer(1)), "n_train": optional(integer(1)),
-                "seeds": list_of(integer(0)), "data_root": anything, "download": choice((True, False)),
+                "seeds": optional(list_of(integer(0))), "data_root": anything, "download": choice((True, False)),
                 "threads": integer(0)},
 }
 

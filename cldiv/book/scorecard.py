@@ -310,8 +310,9 @@ def assess_figure3(store: ResultStore) -> Assessment:
             tally.add(values, (mean, sd or 0.0), "accuracy", label=f"{encoder} / {regime}")
             if values:
                 row[regime], accuracy[encoder, regime] = statistics.fmean(values), values
-            if regime == "all" and values:
-                gain, gain_sd, learns = learning_gain(values, [100 * v for v in metric_values(runs, "init_probe_best")])
+            init = [100 * v for v in metric_values(runs, "init_probe_best")]
+            if regime == "all" and values and len(init) == len(values):
+                gain, gain_sd, learns = learning_gain(values, init)
                 learned.append(f"{encoder} {gain:+.1f} ± {gain_sd:.1f}{'' if learns else ' (short of +10)'}")
         if row:
             parts.append(f"{encoder} " + "/".join(f"{row[r]:.1f}" if r in row else "?" for r in regimes))
@@ -319,7 +320,8 @@ def assess_figure3(store: ResultStore) -> Assessment:
     claims = figure3_claims(accuracy, encoders, regimes) if complete else {}
     shape = "; ".join(f"{claim}: {claim_verdict(contrasts)}" for claim, contrasts in claims.items()) \
         or "claims need every cell with 2+ seeds"
-    shape += "; gain over the probe at init under All: " + ", ".join(learned)
+    if learned:
+        shape += "; gain over the probe at init under All: " + ", ".join(learned)
     budget = describe_budget(found.values())
     if dataset == "cifar10":
         return Assessment(tally.verdict, budget, paper, "; ".join(parts) + f" ({tally.cells})", shape=shape,

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from scipy.stats import t as student_t
 
 __all__ = ["CLAIM_NAMES", "Contrast", "LEARNING_MARGIN", "SIGNIFICANCE", "claim_verdict", "contrast",
-           "figure3_claims", "learning_gain", "loss_settled"]
+           "claim_contrasts", "contrasts_markdown", "figure3_claims", "published_differences", "gains_markdown", "learning_gain", "loss_settled", "per_cell"]
 
 SIGNIFICANCE = 0.05
 #: Points by which training must beat the probe at initialisation (mean minus one sd over seeds).
@@ -82,32 +82,42 @@ def claim_verdict(contrasts: Sequence[Contrast]) -> str:
     return "contradicted" if "contradicted" in verdicts else "not significant"
 
 
-def figure3_claims(accuracy: Mapping[tuple[str, str], Sequence[float]], encoders: Sequence[str],
-                   regimes: Sequence[str], labels: Mapping[str, str] | None = None) -> dict[str, list[Contrast]]:
-    """The contrasts of each of the three claims that the given cells allow.
-
-    accuracy: (encoder, regime) -> per-seed accuracies in points; encoders in order of decreasing
-    inductive bias (``cldiv.images.IMAGE_ENCODERS``); the first regime is the broadest ("all").
-    """
+def claim_contrasts(encoders: Sequence[str], regimes: Sequence[str], labels: Mapping[str, str] | None = None
+                    ) -> dict[str, list[tuple[str, list[tuple[int, tuple[str, str]]]]]]:
+    """Claim -> [(label, [(weight, (encoder, regime)), ...]), ...]: the contrasts of the three claims
+    that the given cells allow; encoders in order of decreasing inductive bias
+    (``cldiv.images.IMAGE_ENCODERS``), the first regime the broadest ("all")."""
     name = dict(labels or {}).get
     broad, restricted = regimes[0], list(regimes[1:])
-    out: dict[str, list[Contrast]] = {claim: [] for claim in CLAIM_NAMES}
+    out: dict[str, list] = {claim: [] for claim in CLAIM_NAMES}
     for e in encoders:
         for r in restricted:
-            out["All is best"].append(contrast("All is best", f"{name(e, e)}: {name(broad, broad)} − {name(r, r)}",
-                                               [(1, accuracy[e, broad]), (-1, accuracy[e, r])]))
+            out["All is best"].append((f"{name(e, e)}: {name(broad, broad)} − {name(r, r)}",
+                                       [(1, (e, broad)), (-1, (e, r))]))
     for r in regimes:
         for more, less in zip(encoders, encoders[1:]):
-            out["inductive bias helps"].append(contrast(
-                "inductive bias helps", f"{name(r, r)}: {name(more, more)} − {name(less, less)}",
-                [(1, accuracy[more, r]), (-1, accuracy[less, r])]))
+            out["inductive bias helps"].append((f"{name(r, r)}: {name(more, more)} − {name(less, less)}",
+                                                [(1, (more, r)), (-1, (less, r))]))
     if len(encoders) >= 2:
         most, least = encoders[0], encoders[-1]
         for r in restricted:
-            out["the gap widens"].append(contrast(
-                "the gap widens", f"({name(most, most)} − {name(least, least)}): {name(r, r)} − {name(broad, broad)}",
-                [(1, accuracy[most, r]), (-1, accuracy[least, r]), (-1, accuracy[most, broad]), (1, accuracy[least, broad])]))
+            out["the gap widens"].append((f"({name(most, most)} − {name(least, least)}): {name(r, r)} − {name(broad, broad)}",
+                                          [(1, (most, r)), (-1, (least, r)), (-1, (most, broad)), (1, (least, broad))]))
     return {claim: contrasts for claim, contrasts in out.items() if contrasts}
+
+
+def figure3_claims(accuracy: Mapping[tuple[str, str], Sequence[float]], encoders: Sequence[str],
+                   regimes: Sequence[str], labels: Mapping[str, str] | None = None) -> dict[str, list[Contrast]]:
+    """Every contrast of ``claim_contrasts`` tested on accuracy: (encoder, regime) -> per-seed points."""
+    return {claim: [contrast(claim, label, [(w, accuracy[cell]) for w, cell in weights]) for label, weights in items]
+            for claim, items in claim_contrasts(encoders, regimes, labels).items()}
+
+
+def published_differences(means: Mapping[tuple[str, str], float], encoders: Sequence[str], regimes: Sequence[str],
+                          labels: Mapping[str, str] | None = None) -> dict[str, float]:
+    """The same contrasts evaluated on published means (no test: the paper gives no per-seed values)."""
+    return {label: sum(w * means[cell] for w, cell in weights)
+            for items in claim_contrasts(encoders, regimes, labels).values() for label, weights in items}
 
 
 def learning_gain(trained: Sequence[float], at_init: Sequence[float]) -> tuple[float, float, bool]:
@@ -123,3 +133,32 @@ def loss_settled(losses: Sequence[float], tolerance: float = LOSS_TOLERANCE) -> 
     """Whether the NT-Xent curve ends no higher than ``tolerance`` above its lowest epoch
     (still decreasing or flat, not diverging)."""
     return losses[-1] <= min(losses) + tolerance
+
+
+def per_cell(records: Mapping[tuple[str, str, int], dict], metric: str) -> dict[tuple[str, str], list[float]]:
+    """(encoder, regime) -> ``metric`` of each seed's record in points, cells in the order of
+    ``records`` ((encoder, regime, seed) -> stored SimCLR record; accuracies are stored as fractions)."""
+    out: dict[tuple[str, str], list[float]] = {}
+    for (encoder, regime, _), record in records.items():
+        out.setdefault((encoder, regime), []).append(100 * record["metrics"][metric])
+    return out
+
+
+def contrasts_markdown(claims: Mapping[str, Sequence[Contrast]]) -> str:
+    """One row per tested contrast, then each claim's verdict (a markdown table)."""
+    rows = ["| claim | contrast | difference (points) | se | one-sided p | verdict |", "|---|---|---|---|---|---|"]
+    for claim, contrasts in claims.items():
+        rows += [f"| {claim} | {c.label} | {c.value:+.1f} | {c.se:.1f} | {c.p:.3f} | {c.verdict} |" for c in contrasts]
+        rows.append(f"| **{claim}** | all of the above | | | | **{claim_verdict(contrasts)}** |")
+    return "\n".join(rows)
+
+
+def gains_markdown(trained: Mapping[tuple[str, str], Sequence[float]], at_init: Mapping[tuple[str, str], Sequence[float]],
+                   labels: Mapping[str, str]) -> str:
+    """Per cell: probe accuracy after SimCLR and at initialisation, the gain and whether it learns."""
+    rows = ["| cell | after SimCLR (%) | at init (%) | gain (points) | learns (gain − sd ≥ 10) |", "|---|---|---|---|---|"]
+    for cell, values in trained.items():
+        mean, sd, learns = learning_gain(values, at_init[cell])
+        rows.append(f"| {' / '.join(labels.get(k, k) for k in cell)} | {statistics.fmean(values):.1f} "
+                    f"| {statistics.fmean(at_init[cell]):.1f} | {mean:+.1f} ± {sd:.1f} | {'yes' if learns else 'no'} |")
+    return "\n".join(rows)

@@ -140,9 +140,11 @@ BUDGET_CHOICES = (
 
 
 def budget_choice_configs(budget: str = "cpu", dataset: str = HEADLINE_DATASET) -> list[tuple[str, SimCLRConfig]]:
-    """(label, config): the headline cell, then one run per entry of BUDGET_CHOICES."""
+    """(label, config): the headline cell, then one run per entry of BUDGET_CHOICES that the
+    budget's own settings do not already make (a budget with the ImageNet stem has no stem row)."""
     (base,) = simclr_configs(budget, dataset=dataset, encoders=["resnet18"], regimes=["all"], seeds=[0])
-    return [("the budget", base)] + [(label, replace(base, **changes)) for label, changes in BUDGET_CHOICES]
+    variants = [(label, replace(base, **changes)) for label, changes in BUDGET_CHOICES]
+    return [("the budget", base)] + [(label, config) for label, config in variants if config != base]
 
 
 def build_encoder(config: SimCLRConfig) -> torch.nn.Module:
