@@ -50,9 +50,12 @@ def test_learning_needs_the_gain_minus_one_sd_to_reach_ten_points():
     assert (mean, sd, learns) == (5.0, 0.0, False)
 
 
-def test_loss_settled_rejects_a_diverging_curve():
+def test_loss_settled_rejects_a_diverging_curve_but_not_the_jitter_of_a_falling_one():
     assert loss_settled([5.3, 5.1, 5.0, 5.0])
     assert not loss_settled([5.3, 5.0, 5.1, 5.2])
+    assert loss_settled([5.0, 4.9, 4.8, 4.75, 4.72, 4.70, 4.69, 4.734])  # last epoch up, last quarter flat
+    assert not loss_settled([4.9, 4.8, 4.7, 4.6, 4.7, 4.8, 4.9, 5.0])
+    assert loss_settled([4.5])
 
 
 def test_published_differences_are_the_same_contrasts_on_the_published_means():

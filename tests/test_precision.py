@@ -64,7 +64,9 @@ def test_the_precision_context_follows_the_device_it_is_given():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("precision, tolerance", [("fp32", 1e-5), ("bf16", 2e-2)])
+# 1e-4 in float32: the compiled kernels sum in another order, and the difference grows with each step
+# (3e-5 after four steps on an Ice Lake Xeon, under 1e-5 on an AMD EPYC)
+@pytest.mark.parametrize("precision, tolerance", [("fp32", 1e-4), ("bf16", 2e-2)])
 def test_the_compiled_step_trains_like_the_eager_one(precision, tolerance):
     config = cell_config("holds", "identity", 0, "smoke", precision=precision)
     losses = {}

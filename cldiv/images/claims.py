@@ -35,8 +35,8 @@ __all__ = ["CLAIM_NAMES", "Contrast", "LEARNING_MARGIN", "SIGNIFICANCE", "claim_
 SIGNIFICANCE = 0.05
 #: Points by which training must beat the probe at initialisation (mean minus one sd over seeds).
 LEARNING_MARGIN = 10.0
-#: How far above its lowest epoch the final epoch's NT-Xent may lie for training to count as settled
-#: (not diverging).
+#: How far the last quarter's mean NT-Xent may lie above the quarter before for training to count as
+#: settled (not diverging).
 LOSS_TOLERANCE = 0.02
 CLAIM_NAMES = ("All is best", "inductive bias helps", "the gap widens")
 CONTRAST_VERDICTS = ("holds", "contradicted", "not significant")
@@ -130,9 +130,14 @@ def learning_gain(trained: Sequence[float], at_init: Sequence[float]) -> tuple[f
 
 
 def loss_settled(losses: Sequence[float], tolerance: float = LOSS_TOLERANCE) -> bool:
-    """Whether the NT-Xent curve ends no higher than ``tolerance`` above its lowest epoch
-    (still decreasing or flat, not diverging)."""
-    return losses[-1] <= min(losses) + tolerance
+    """Whether the NT-Xent curve (one value per epoch) is still falling or flat, not diverging:
+    the mean over the last quarter of epochs is at most ``tolerance`` above the mean over the
+    quarter before (a trend, so that the epoch-to-epoch jitter of a small batch does not count).
+    A curve shorter than two epochs counts as settled."""
+    quarter = max(1, len(losses) // 4)
+    if len(losses) < 2 * quarter:
+        return True
+    return statistics.fmean(losses[-quarter:]) <= statistics.fmean(losses[-2 * quarter:-quarter]) + tolerance
 
 
 def per_cell(records: Mapping[tuple[str, str, int], dict], metric: str) -> dict[tuple[str, str], list[float]]:
