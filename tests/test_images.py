@@ -43,6 +43,21 @@ def test_the_narrow_hue_set_differs_from_shapes_only_in_hue_and_the_colour_jitte
     assert high - low < jitter.hue[1]
 
 
+def test_the_fixed_background_set_is_the_narrow_hue_set_on_one_grey_level_and_drops_that_latent():
+    from cldiv.images.data import FIXED_BACKGROUND_RANGES
+
+    narrow, fixed = load_images("shapes_narrow_hue", "train", 300), load_images("shapes_fixed_background", "train", 300)
+    background = LATENT_NAMES.index("background")
+    assert fixed.latent_names == tuple(k for k in LATENT_NAMES if k != "background")
+    assert torch.equal(narrow.labels, fixed.labels)
+    assert torch.equal(narrow.latents[:, [j for j in range(len(LATENT_NAMES)) if j != background]], fixed.latents)
+    grey = round(255 * FIXED_BACKGROUND_RANGES["background"][0])
+    assert torch.all(fixed.images[:, :, 0, 0] == grey)  # the corners lie outside every object
+    assert not torch.equal(narrow.images, fixed.images)
+    with pytest.raises(ValueError, match="name must be one of 'shapes', 'shapes_narrow_hue'"):
+        shapes_dataset(10, 0, "shapes_wide")
+
+
 def test_train_and_test_splits_are_different_images():
     train, test = load_images("shapes", "train", 200), load_images("shapes", "test", 200)
     assert not torch.equal(train.images, test.images)

@@ -91,7 +91,7 @@ def test_config_rejects_bad_values_naming_the_allowed_ones():
 def test_budget_grids_cover_encoders_times_regimes_and_take_overrides():
     configs = simclr_configs("cpu")
     assert len(configs) == 9 and len(set(configs)) == 9
-    assert {c.kind for c in configs} == {"simclr"} and all(c.dataset == "shapes_narrow_hue" for c in configs)
+    assert {c.kind for c in configs} == {"simclr"} and all(c.dataset == "shapes_fixed_background" for c in configs)
     assert {c.resnet_stem for c in configs if c.encoder == "resnet18"} == {"cifar"}
     paper = simclr_configs("paper", dataset="cifar10", encoders=["vit"], regimes=["crop"], epochs=None)
     assert paper == [SimCLRConfig(encoder="vit", width=384, depth=6, regime="crop")]
@@ -139,7 +139,7 @@ def test_run_simclr_reports_accuracy_latent_r2_and_curves_and_is_deterministic()
     assert first == second and device == "cpu"
     m = first["metrics"]
     assert 0 <= m["probe_final"] <= m["probe_best"] <= 1 and 1 <= m["probe_best_epoch"] <= 3
-    assert set(m["latent_r2"]) == {"x", "y", "size", "rotation", "hue", "background"}
+    assert set(m["latent_r2"]) == {"x", "y", "size", "rotation", "hue"}  # one background grey level
     assert len(first["curve"]["loss"]) == 1 and len(first["curve"]["probe_test_accuracy"]) == 3
 
 
@@ -150,9 +150,9 @@ def test_cli_runs_a_budget_into_the_store_and_skips_finished_configs(tmp_path, m
     main(args)
     config = simclr_configs("smoke", encoders=["mlp"], regimes=["crop"], epochs=1)[0]
     assert ResultStore(tmp_path).load(config) is not None
-    assert "[computed] shapes_narrow_hue mlp / crop / seed 0" in capsys.readouterr().out
+    assert "[computed] shapes_fixed_background mlp / crop / seed 0" in capsys.readouterr().out
     main(args)
-    assert "[stored] shapes_narrow_hue mlp / crop / seed 0" in capsys.readouterr().out
+    assert "[stored] shapes_fixed_background mlp / crop / seed 0" in capsys.readouterr().out
 
 
 def test_the_chapter_stops_with_instructions_when_cifar10_is_missing(tmp_path):
@@ -169,8 +169,8 @@ def test_budget_choice_runs_undo_one_choice_each_and_skip_choices_the_budget_doe
     from cldiv.images.simclr import budget_choice_configs
 
     (_, base), *rest = budget_choice_configs("cpu")
-    assert (base.encoder, base.regime, base.seed, base.dataset) == ("resnet18", "all", 0, "shapes_narrow_hue")
+    assert (base.encoder, base.regime, base.seed, base.dataset) == ("resnet18", "all", 0, "shapes_fixed_background")
     changed = [{f for f in SimCLRConfig.__dataclass_fields__ if getattr(c, f) != getattr(base, f)} for _, c in rest]
-    assert changed == [{"dataset"}, {"resnet_stem"}, {"lr"}]
-    # the smoke budget keeps the ImageNet stem and the paper's learning rate: only the data-set row
-    assert [c.dataset for _, c in budget_choice_configs("smoke")] == ["shapes_narrow_hue", "shapes"]
+    assert changed == [{"dataset"}, {"dataset"}, {"resnet_stem"}, {"lr"}]
+    # the smoke budget keeps the ImageNet stem and the paper's learning rate: only the data-set rows
+    assert [c.dataset for _, c in budget_choice_configs("smoke")] == ["shapes_fixed_background", "shapes", "shapes_narrow_hue"]

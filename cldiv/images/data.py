@@ -13,7 +13,9 @@ integer labels (n,), and, where known, continuous latents (n, k)):
 
       c = (x, y, size, rotation, hue, background),
 
-  drawn independently and uniformly (:data:`LATENT_RANGES`). The image is a deterministic,
+  drawn independently and uniformly (:data:`LATENT_RANGES`). Two variants narrow the ranges
+  (:data:`SHAPES_RANGES`): ``"shapes_narrow_hue"`` (hues the colour jitter spans) and
+  ``"shapes_fixed_background"`` (that, on one background grey level). The image is a deterministic,
   anti-aliased function of (class, c), so the data set is fixed by its seed, and, unlike
   CIFAR-10, the latents a representation ought to recover are known: the experiment can
   measure latent recovery per factor (affine R^2 from features to c, Appendix D of the paper)
@@ -37,6 +39,7 @@ from pathlib import Path
 
 import torch
 
+from cldiv.config import check_choice
 from cldiv.images import DATASETS, GENERATED_DATASETS
 
 __all__ = [
@@ -46,7 +49,9 @@ __all__ = [
     "ImageDataset",
     "LATENT_NAMES",
     "LATENT_RANGES",
+    "FIXED_BACKGROUND_RANGES",
     "NARROW_HUE_RANGES",
+    "SHAPES_RANGES",
     "SHAPE_NAMES",
     "load_cifar10",
     "load_images",
@@ -81,6 +86,15 @@ LATENT_RANGES = {
 #: ``shapes`` (hues over 0.8 of the circle) hue survives the jitter and SimCLR matches views by
 #: colour instead of learning the silhouette (cifar10 chapter, "Why this data set").
 NARROW_HUE_RANGES = {**LATENT_RANGES, "hue": (0.0, 0.15)}
+#: The ``shapes_fixed_background`` set (the chapter's headline set): ``shapes_narrow_hue`` on one
+#: background grey level, 0.3. A grey level varying from image to image is the second colour
+#: shortcut: a crop does not change it, and the colour jitter scales object and background alike,
+#: so SimCLR can match views by it (cifar10 chapter, "Why this data set"). Its latents are the five
+#: that vary.
+FIXED_BACKGROUND_RANGES = {**NARROW_HUE_RANGES, "background": (0.3, 0.3)}
+#: The shapes sets: name -> latent ranges.
+SHAPES_RANGES = {"shapes": LATENT_RANGES, "shapes_narrow_hue": NARROW_HUE_RANGES,
+                 "shapes_fixed_background": FIXED_BACKGROUND_RANGES}
 
 
 class DatasetUnavailableError(FileNotFoundError, ValueError):
@@ -129,7 +143,7 @@ def check_n_seed(n: int, seed: int) -> None:
 
 def sample_shape_latents(n: int, seed: int, ranges: dict = LATENT_RANGES) -> tuple[torch.Tensor, torch.Tensor]:
     """Classes (n,) uniform over the 10 shapes and latents (n, 6) uniform on ``ranges``
-    (:data:`LATENT_RANGES` or :data:`NARROW_HUE_RANGES`).
+    (one of :data:`SHAPES_RANGES`; a range with low = high is a constant).
 
     Deterministic for ``seed`` (a private CPU ``torch.Generator``).
     """
@@ -241,11 +255,15 @@ def rendered_dataset(name: str, labels: torch.Tensor, latents: torch.Tensor, ren
     return ImageDataset(name, images, labels, SHAPE_NAMES, latents, latent_names)
 
 
-def shapes_dataset(n: int, seed: int = 0, *, narrow_hue: bool = False) -> ImageDataset:
-    """``n`` generated images with their classes and latents, deterministic for ``seed``;
-    ``narrow_hue``: the ``shapes_narrow_hue`` set (hues on :data:`NARROW_HUE_RANGES`)."""
-    name, ranges = ("shapes_narrow_hue", NARROW_HUE_RANGES) if narrow_hue else ("shapes", LATENT_RANGES)
-    return rendered_dataset(name, *sample_shape_latents(n, seed, ranges), render_shapes, LATENT_NAMES)
+def shapes_dataset(n: int, seed: int = 0, name: str = "shapes") -> ImageDataset:
+    """``n`` images of the shapes set ``name`` (one of :data:`SHAPES_RANGES`) with their classes
+    and the latents that vary, deterministic for ``seed``."""
+    check_choice("name", name, tuple(SHAPES_RANGES))
+    ranges = SHAPES_RANGES[name]
+    data = rendered_dataset(name, *sample_shape_latents(n, seed, ranges), render_shapes, LATENT_NAMES)
+    varying = [i for i, k in enumerate(LATENT_NAMES) if ranges[k][0] < ranges[k][1]]
+    return ImageDataset(name, data.images, data.labels, data.class_names, data.latents[:, varying],
+                        tuple(LATENT_NAMES[i] for i in varying))
 
 
 # --- CIFAR-10 -------------------------------------------------------------------------------
@@ -329,7 +347,7 @@ def load_images(
         seed = 2 * seed + (split == "test")
         if dataset == "scenes":
             return scenes_dataset(n, seed)
-        return shapes_dataset(n, seed, narrow_hue=dataset == "shapes_narrow_hue")
+        return shapes_dataset(n, seed, dataset)
     data = load_cifar10(data_root, split, download=download)
     if n is None or n >= len(data):
         return data

@@ -133,7 +133,8 @@ def simclr_configs(
 #: The choices behind the cpu budget, each undone in one run of the headline cell (ResNet-18,
 #: All, seed 0): (what the run changes, config overrides).
 BUDGET_CHOICES = (
-    ("hues over 0.8 of the colour circle (the shapes set)", {"dataset": "shapes"}),
+    ("hues over 0.8 of the colour circle, background grey levels in [0, 0.6] (the shapes set)", {"dataset": "shapes"}),
+    ("background grey levels in [0, 0.6] (the shapes_narrow_hue set)", {"dataset": "shapes_narrow_hue"}),
     ("the ImageNet stem of the authors' ResNet-18", {"resnet_stem": "imagenet"}),
     ("the paper's learning rate, 3e-4", {"lr": 3e-4}),
 )
