@@ -49,7 +49,7 @@ def test_the_cifar10_chapter_finds_every_cpu_run_stored_and_its_training_settled
 
     store = ResultStore(RESULTS, read_only=True)
     seeds = range(budget("simclr", "cpu").seeds)
-    configs = simclr_configs("cpu", seeds=seeds) + [c for _, c in budget_choice_configs("cpu")]
+    configs = simclr_configs("cpu", seeds=seeds) + [c for _, _, c in budget_choice_configs("cpu")]
     missing = [c for c in configs if store.load(c) is None]
     assert not missing, f"{len(missing)} SimCLR runs missing: cldiv simclr --budget cpu --workers 2"
     # issue 13: under All, the ResNet's and the MLP's NT-Xent is still falling or flat at the end, not diverging

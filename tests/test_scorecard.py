@@ -242,7 +242,7 @@ def test_figure3_on_the_generated_set_is_measured_with_the_three_claims_and_the_
         write_run(tmp_path, config, probe_best=top + bias[config.encoder] + 0.01 * config.seed,
                   init_probe_best=0.3 if config.encoder == "resnet18" else top - 0.05)
     figure3 = row(sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path), "Figure 3")
-    assert figure3.verdict == "measured" and "generated shapes_narrow_hue" in figure3.ours
+    assert figure3.verdict == "measured" and "generated shapes_fixed_background" in figure3.ours
     # MLP's All loses to its (constructed) All w/o crop; the ordering breaks there too
     assert "All is best: contradicted" in figure3.shape and "inductive bias helps: contradicted" in figure3.shape
     assert "resnet18 +31.0 ± 1.0" in figure3.shape and "mlp +6.0 ± 1.0 (short of +10)" in figure3.shape

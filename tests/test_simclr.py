@@ -166,11 +166,15 @@ def test_the_chapter_stops_with_instructions_when_cifar10_is_missing(tmp_path):
 
 
 def test_budget_choice_runs_undo_one_choice_each_and_skip_choices_the_budget_does_not_make():
-    from cldiv.images.simclr import budget_choice_configs
+    from cldiv.images.simclr import BUDGET_CHOICES, budget_choice_configs
 
-    (_, base), *rest = budget_choice_configs("cpu")
-    assert (base.encoder, base.regime, base.seed, base.dataset) == ("resnet18", "all", 0, "shapes_fixed_background")
-    changed = [{f for f in SimCLRConfig.__dataclass_fields__ if getattr(c, f) != getattr(base, f)} for _, c in rest]
-    assert changed == [{"dataset"}, {"dataset"}, {"resnet_stem"}, {"lr"}]
-    # the smoke budget keeps the ImageNet stem and the paper's learning rate: only the data-set rows
-    assert [c.dataset for _, c in budget_choice_configs("smoke")] == ["shapes_fixed_background", "shapes", "shapes_narrow_hue"]
+    rows = budget_choice_configs("cpu")
+    bases = {e: c for e, label, c in rows if label == "the budget"}
+    assert {e: (c.encoder, c.regime, c.seed, c.dataset) for e, c in bases.items()} == {
+        e: (e, "all", 0, "shapes_fixed_background") for e in ("resnet18", "vit", "mlp")}
+    changed = [{f for f in SimCLRConfig.__dataclass_fields__ if getattr(c, f) != getattr(bases[e], f)}
+               for e, label, c in rows if label != "the budget"]
+    assert changed == [{"dataset"}, {"dataset"}, {"resnet_stem"}, {"lr"}, {"lr"}, {"lr"}, {"epochs"}, {"views"}]
+    # the smoke budget keeps the ImageNet stem and the paper's learning rate: no stem row, no ResNet lr row
+    smoke = [(e, label) for e, label, _ in budget_choice_configs("smoke") if label != "the budget"]
+    assert [label for e, label in smoke if e == "resnet18"] == [label for e, label, _ in BUDGET_CHOICES[:2]]

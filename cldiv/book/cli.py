@@ -124,7 +124,7 @@ def _simclr(args: argparse.Namespace) -> None:
     configs = simclr_configs(args.budget, dataset=args.dataset, encoders=args.encoders,
                              regimes=args.regimes, seeds=seeds, epochs=args.epochs, n_train=args.n_train)
     if args.dataset in GENERATED_DATASETS:  # the chapter's runs behind the budget's choices
-        configs += [c for _, c in budget_choice_configs(args.budget, args.dataset) if c not in configs]
+        configs += [c for _, _, c in budget_choice_configs(args.budget, args.dataset) if c not in configs]
     stored = [ResultStore.default().load(c) is not None for c in configs]
     run = functools.partial(run_simclr, data_root=args.data_root, download=args.download)
     records = run_sweep(configs, run, workers=args.workers)

@@ -130,22 +130,30 @@ def simclr_configs(
     ]
 
 
-#: The choices behind the cpu budget, each undone in one run of the headline cell (ResNet-18,
-#: All, seed 0): (what the run changes, config overrides).
+#: The choices behind the cpu budget, each undone in one run of an encoder's All cell (seed 0):
+#: (encoder, what the run changes, config overrides).
 BUDGET_CHOICES = (
-    ("hues over 0.8 of the colour circle, background grey levels in [0, 0.6] (the shapes set)", {"dataset": "shapes"}),
-    ("background grey levels in [0, 0.6] (the shapes_narrow_hue set)", {"dataset": "shapes_narrow_hue"}),
-    ("the ImageNet stem of the authors' ResNet-18", {"resnet_stem": "imagenet"}),
-    ("the paper's learning rate, 3e-4", {"lr": 3e-4}),
+    ("resnet18", "hues over 0.8 of the colour circle, grey levels in [0, 0.6] (shapes)", {"dataset": "shapes"}),
+    ("resnet18", "background grey levels in [0, 0.6] (shapes_narrow_hue)", {"dataset": "shapes_narrow_hue"}),
+    ("resnet18", "the ImageNet stem of the authors' ResNet-18", {"resnet_stem": "imagenet"}),
+    ("resnet18", "the paper's learning rate, 3e-4", {"lr": 3e-4}),
+    ("vit", "the ResNet's learning rate, 2e-3", {"lr": 2e-3}),
+    ("mlp", "the ResNet's learning rate, 2e-3", {"lr": 2e-3}),
+    ("mlp", "twice the epochs (1600 steps)", {"epochs": 40}),
+    ("mlp", "both views augmented (standard SimCLR)", {"views": "two_augmented"}),
 )
 
 
-def budget_choice_configs(budget: str = "cpu", dataset: str = HEADLINE_DATASET) -> list[tuple[str, SimCLRConfig]]:
-    """(label, config): the headline cell, then one run per entry of BUDGET_CHOICES that the
-    budget's own settings do not already make (a budget with the ImageNet stem has no stem row)."""
-    (base,) = simclr_configs(budget, dataset=dataset, encoders=["resnet18"], regimes=["all"], seeds=[0])
-    variants = [(label, replace(base, **changes)) for label, changes in BUDGET_CHOICES]
-    return [("the budget", base)] + [(label, config) for label, config in variants if config != base]
+def budget_choice_configs(budget: str = "cpu", dataset: str = HEADLINE_DATASET) -> list[tuple[str, str, SimCLRConfig]]:
+    """(encoder, label, config): per encoder of BUDGET_CHOICES its All cell at seed 0 ("the
+    budget"), then one run per choice that the budget's own settings do not already make (a
+    budget with the ImageNet stem has no stem row)."""
+    rows = []
+    for encoder in dict.fromkeys(e for e, _, _ in BUDGET_CHOICES):
+        (base,) = simclr_configs(budget, dataset=dataset, encoders=[encoder], regimes=["all"], seeds=[0])
+        variants = [(label, replace(base, **changes)) for e, label, changes in BUDGET_CHOICES if e == encoder]
+        rows += [(encoder, "the budget", base)] + [(encoder, label, c) for label, c in variants if c != base]
+    return rows
 
 
 def build_encoder(config: SimCLRConfig) -> torch.nn.Module:
