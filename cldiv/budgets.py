@@ -159,7 +159,8 @@ BUDGETS: dict[str, dict[str, Budget]] = {
         # 5000 / 2000 images, 20 epochs at batch 128 (800 Adam steps; at 300 steps of batch 250 and
         # lr 3e-4 no encoder learned anything), shrunk encoders, the ResNet with the CIFAR stem (3x3,
         # no pooling: the ImageNet stem leaves 8x8 maps of a 32x32 image) and at lr 2e-3 (the ViT
-        # and the MLP keep the paper's 3e-4: at 2e-3 the ViT collapses); 3 seeds.
+        # and the MLP keep the paper's 3e-4: at 2e-3 the ViT collapses and the MLP ends below its
+        # probe at initialisation); 3 seeds.
         "cpu": Budget(
             seeds=3,
             config={"n_train": 5000, "n_test": 2000, "epochs": 20, "batch_size": 128, "probe_standardize": True},
