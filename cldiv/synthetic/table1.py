@@ -230,6 +230,35 @@ def projected_hours(configs: Iterable[SyntheticConfig], records: Iterable[dict],
     return {"hours": seconds / workers / 3600, "runs": sum(map(len, measured.values())), "cpus": sorted(cpus)}
 
 
+def encoder_points(config: dict | SyntheticConfig) -> int:
+    """Latent points the encoder maps in one training step: N anchors, N positives and the negatives,
+    M shared by all anchors (InfoNCE), N M (support-corrected, each anchor its own M) or G M (G
+    anchor groups sharing their negatives)."""
+    get = config.get if isinstance(config, dict) else lambda k: getattr(config, k)
+    n, m, groups = get("batch_size"), get("n_negatives"), get("anchor_groups") or 0
+    negatives = m if get("loss") == "infonce" else (groups or n) * m
+    return 2 * n + negatives
+
+
+def projected_hours_by_points(configs: Iterable[SyntheticConfig], records: Iterable[dict]) -> dict | None:
+    """Wall time of ``configs`` on one one-thread process, projected by encoder points (``encoder_points``).
+
+    Seconds per encoder point: the median over the one-thread float32 MLP runs of the most points per
+    step measured (a step's fixed costs weigh least there). For shapes no CPU can run, such as the
+    adapted cells at N = M = 2000 (4 million points a step). Returns {"hours", "runs", "cpus"} or None.
+    """
+    measured = [r for r in records if r["provenance"].get("threads") == 1 and r["provenance"]["device"] == "cpu"
+                and r["config"]["encoder"] == "mlp" and r["config"].get("precision", "fp32") == "fp32"
+                and r["config"].get("latent_dim", 3) == 3]
+    if not measured:
+        return None
+    most = max(map(encoder_points, (r["config"] for r in measured)))
+    measured = [r for r in measured if encoder_points(r["config"]) == most]
+    per_point = float(np.median([r["provenance"]["wall_time_s"] / (r["config"]["iterations"] * most) for r in measured]))
+    seconds = sum(c.iterations * encoder_points(c) * per_point for c in configs)
+    return {"hours": seconds / 3600, "runs": len(measured), "cpus": sorted({r["provenance"]["device_name"] for r in measured})}
+
+
 def mirrored_spiral(record: dict) -> bool:
     """Whether a Spiral inverse-encoder run settled on the mirrored control c = -z_3.
 
