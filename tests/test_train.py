@@ -1,6 +1,7 @@
 """Training loop, budgets and Table 1 cells (cldiv/synthetic/train.py, cldiv/synthetic/table1.py, budgets in config)."""
 
 import json
+import math
 
 import pytest
 import torch
@@ -176,3 +177,32 @@ def test_projected_hours_scales_measured_seconds_per_iteration_by_the_runs_and_w
     # 8 runs of 5000 iterations at the median 400 s / 5000 it, on 2 workers: 8 * 400 / 2 s
     assert projection == {"hours": 8 * 400 / 2 / 3600, "runs": 2, "cpus": ["CPU X"]}
     assert projected_hours(table_configs("paper", columns=("inverse",), seeds=1), measured) is None
+
+
+def test_encoder_points_count_anchors_positives_and_each_losss_negatives():
+    from cldiv.synthetic.table1 import encoder_points
+
+    holds, adapted = (cell_config(c, "identity", 0, "paper") for c in ("holds", "adapted"))
+    assert encoder_points(holds) == 2000 + 2000 + 2000  # M negatives shared by all anchors
+    assert encoder_points(adapted) == 2000 + 2000 + 2000 * 2000  # M of its own per anchor
+    grouped = cell_config("adapted", "identity", 0, "cpu", anchor_groups=4)
+    assert encoder_points(grouped) == 16 + 16 + 4 * 32
+
+
+def test_projected_hours_by_points_scale_the_largest_measured_float32_mlp_shape():
+    from dataclasses import asdict
+
+    from cldiv.synthetic.table1 import encoder_points, projected_hours_by_points
+
+    def record(config, seconds, threads=1):
+        return {"config": asdict(config), "provenance": {"threads": threads, "device": "cpu", "wall_time_s": seconds,
+                                                         "device_name": "CPU X"}}
+    big = cell_config("holds", "identity", 0, "paper", precision="fp32")   # 6000 points, 5000 iterations
+    small = cell_config("holds", "identity", 0, "cpu")                      # fewer points: not used
+    measured = [record(big, 600.0), record(small, 1.0), record(big, 60.0, threads=2)]
+    adapted = [cell_config("adapted", "identity", s, "paper") for s in range(2)]
+    projection = projected_hours_by_points(adapted, measured)
+    per_point = 600.0 / (5000 * 6000)
+    assert projection["runs"] == 1 and projection["cpus"] == ["CPU X"]
+    assert math.isclose(projection["hours"], 2 * 5000 * encoder_points(adapted[0]) * per_point / 3600)
+    assert projected_hours_by_points(adapted, [record(small, 1.0, threads=2)]) is None
