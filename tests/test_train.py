@@ -121,7 +121,8 @@ def test_companion_runs_differ_from_their_cell_only_as_stated():
     assert small.batch_size * small.iterations == holds.batch_size * holds.iterations
     assert with_overrides(small, batch_size=holds.batch_size, n_negatives=holds.n_negatives,
                           iterations=holds.iterations, eval_every=holds.eval_every) == holds
-    assert len(companion_configs("cpu", ["identity"])) == len(ERRATA_VARIANTS)  # no small-batch or rerun cell of identity
+    # identity has no small-batch or rerun cell; its adapted-budget study has 4 sizes x 3 seeds
+    assert len(companion_configs("cpu", ["identity"])) == len(ERRATA_VARIANTS) + 4 * 3
 
 
 def test_reruns_change_only_the_sizes_and_companions_hold_each_config_once():
@@ -206,3 +207,29 @@ def test_projected_hours_by_points_scale_the_largest_measured_float32_mlp_shape(
     assert projection["runs"] == 1 and projection["cpus"] == ["CPU X"]
     assert math.isclose(projection["hours"], 2 * 5000 * encoder_points(adapted[0]) * per_point / 3600)
     assert projected_hours_by_points(adapted, [record(small, 1.0, threads=2)]) is None
+
+
+def test_the_adapted_study_resizes_the_budgets_adapted_cells_at_about_eight_times_its_compute():
+    from cldiv.synthetic.table1 import ADAPTED_SIZES, adapted_study_configs, encoder_points
+
+    rows = adapted_study_configs("cpu", ["identity"], seeds=2)
+    assert [label for label, _ in rows] == [label for label, _ in ADAPTED_SIZES for _ in range(2)]
+    base = cell_config("adapted", "identity", 1, "cpu")
+    assert rows[1][1] == base  # the first size is the budget's own cell
+    cost = encoder_points(base) * base.iterations
+    for _, config in rows[2::2]:
+        assert (config.process, config.seed, config.loss, config.rho) == ("identity", 0, "support_corrected", 1.0)
+        assert 7.5 <= encoder_points(config) * config.iterations / cost <= 8.5
+
+
+def test_the_adapted_study_table_shows_every_size_with_its_cost_and_convergence(tmp_path):
+    from cldiv.synthetic.table1 import ADAPTED_SIZES, adapted_study_configs, adapted_study_table
+
+    rows = adapted_study_configs("smoke", ["identity"], seeds=1)
+    records = run_all([config for _, config in rows], ResultStore(tmp_path), progress=False)
+    table = adapted_study_table((label, config, record) for (label, config), record in zip(rows, records))
+    lines = table.splitlines()
+    assert len(lines) == 2 + len(ADAPTED_SIZES)
+    assert lines[2].startswith("| the budget's | 16 × 16, 30 | 288 | ")  # 2 N + N M
+    assert "| 256 in 64 groups × 32, 30 | 2,560 |" in lines[5]  # 2 N + G M
+    assert all(line.count("/1)") == 1 for line in lines[2:])

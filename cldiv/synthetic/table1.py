@@ -120,6 +120,35 @@ def quarter_batch(config: SyntheticConfig) -> SyntheticConfig:
                           iterations=4 * config.iterations, eval_every=4 * config.eval_every)
 
 
+# The adapted column's budget (synthetic chapter): its cells resized, as (label, the config's
+# changes as a function of the config); the first row is the budget's own. The others spend
+# about 8x its compute three ways: on iterations, on anchors and negatives (per-anchor negatives
+# cost 2N + N M encoder points a step, ``encoder_points``), and on anchors in groups of 4 that
+# share their negatives (2N + G M).
+ADAPTED_SIZES = (
+    ("the budget's", lambda c: {}),
+    ("8x iterations", lambda c: {"iterations": 8 * c.iterations, "eval_every": 8 * c.eval_every}),
+    ("4x anchors, 2x negatives", lambda c: {"batch_size": 4 * c.batch_size, "n_negatives": 2 * c.n_negatives}),
+    ("16x anchors in groups of 4, 2x negatives",
+     lambda c: {"batch_size": 16 * c.batch_size, "n_negatives": 2 * c.n_negatives, "anchor_groups": 4 * c.batch_size}),
+)
+# The cells it is measured on: the cpu budget's adapted cells with the most unconverged runs.
+ADAPTED_STUDY_PROCESSES = ("identity", "invertible_mlp")
+ADAPTED_STUDY_SEEDS = 3
+
+
+def adapted_study_configs(budget: str = "cpu", processes: Iterable[str] = ADAPTED_STUDY_PROCESSES,
+                          seeds: int = ADAPTED_STUDY_SEEDS) -> list[tuple[str, SyntheticConfig]]:
+    """(label of ADAPTED_SIZES, config) for every size, process and seed of the adapted-budget study."""
+    out = []
+    for label, changes in ADAPTED_SIZES:
+        for p in processes:
+            for s in range(seeds):
+                config = cell_config("adapted", p, s, budget)
+                out.append((label, with_overrides(config, **changes(config))))
+    return out
+
+
 # The cells whose cpu-budget means miss Table 1's shape (synthetic chapter), rerun at a larger
 # budget's sizes with every other field unchanged: (column, process, overrides). The last row
 # is the errata's "code's Patches definition" at those sizes.
@@ -157,8 +186,9 @@ def rerun_pairs(budget: str, processes: Iterable[str], seeds: int, rerun_at: str
 def companion_configs(budget: str = "cpu", processes: Iterable[str] = SYNTHETIC_PROCESSES) -> list[SyntheticConfig]:
     """The runs the chapters show besides Table 1's cells, for ``processes``: the errata variants
     (seed 0), the quarter-batch reruns of SMALL_BATCH_CELLS (seed 0), the Spiral inverse encoder's
-    extra seeds (up to SPIRAL_BASIN_SEEDS) and, if the budget names a ``rerun_at`` budget, both
-    runs of every ``rerun_pairs`` pair for the budget's seeds. No config twice."""
+    extra seeds (up to SPIRAL_BASIN_SEEDS), if the budget names a ``rerun_at`` budget, both
+    runs of every ``rerun_pairs`` pair for the budget's seeds, and the adapted-budget study
+    (``adapted_study_configs``). No config twice."""
     processes = list(processes)
     variants = [v for _, _, v in errata_pairs(budget)]
     small = [quarter_batch(cell_config(column, p, 0, budget)) for column, p in SMALL_BATCH_CELLS if p in processes]
@@ -166,7 +196,8 @@ def companion_configs(budget: str = "cpu", processes: Iterable[str] = SYNTHETIC_
     basin = [cell_config("inverse", "spiral", s, budget)
              for s in range(seeds, SPIRAL_BASIN_SEEDS) if "spiral" in processes]
     reruns = [c for _, base, big in rerun_pairs(budget, processes, seeds, rerun_at) for c in (base, big)] if rerun_at else []
-    return list(dict.fromkeys(variants + small + basin + reruns))
+    adapted = [c for _, c in adapted_study_configs(budget, [p for p in ADAPTED_STUDY_PROCESSES if p in processes])]
+    return list(dict.fromkeys(variants + small + basin + reruns + adapted))
 
 
 def column_of(config: dict | SyntheticConfig) -> str:
@@ -319,6 +350,28 @@ def markdown_table(
     if unconverged:
         lines.append("\n† not converged (held-out R² or loss still moving over the last quarter of training): "
                      + "; ".join(unconverged) + " runs.")
+    return "\n".join(lines)
+
+
+def adapted_study_table(rows: Iterable[tuple[str, SyntheticConfig, dict]]) -> str:
+    """The adapted-budget study as a markdown table: per size (``ADAPTED_SIZES``), its shape and
+    cost, and per process the held-out R^2 over seeds with how many runs converged."""
+    rows = list(rows)
+    processes = list(dict.fromkeys(config.process for _, config, _ in rows))
+    lines = ["| size | anchors × negatives, iterations | points a step | "
+             + " | ".join(f"{p}: R² (converged)" for p in processes) + " | s per run |",
+             "|---" * (len(processes) + 4) + "|"]
+    for label in dict.fromkeys(label for label, _, _ in rows):
+        mine = [(config, record) for name, config, record in rows if name == label]
+        config = mine[0][0]
+        groups = f" in {config.anchor_groups} groups" if config.anchor_groups else ""
+        cells = []
+        for p in processes:
+            cell = summarise([record for c, record in mine if c.process == p]).get(("adapted", p))
+            cells.append(f"{fmt(cell['r2'][:2])} ({cell['converged'][0]}/{cell['converged'][1]})" if cell else "—")
+        seconds = np.median([record["provenance"]["wall_time_s"] for _, record in mine])
+        lines.append(f"| {label} | {config.batch_size}{groups} × {config.n_negatives}, {config.iterations} | "
+                     f"{encoder_points(config):,} | " + " | ".join(cells) + f" | {seconds:.0f} |")
     return "\n".join(lines)
 
 
