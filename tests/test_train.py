@@ -233,3 +233,20 @@ def test_the_adapted_study_table_shows_every_size_with_its_cost_and_convergence(
     assert lines[2].startswith("| the budget's | 16 × 16, 30 | 288 | ")  # 2 N + N M
     assert "| 256 in 64 groups × 32, 30 | 2,560 |" in lines[5]  # 2 N + G M
     assert all(line.count("/1)") == 1 for line in lines[2:])
+
+
+def test_the_adapted_study_findings_count_converged_runs_and_compare_each_size_with_the_budgets(tmp_path):
+    from cldiv.synthetic.findings import adapted_study_findings
+    from cldiv.synthetic.table1 import adapted_study_configs
+
+    rows = adapted_study_configs("smoke", ["identity"], seeds=2)
+    records = run_all([config for _, config in rows], ResultStore(tmp_path), progress=False)
+    rows = [(label, config, record) for (label, config), record in zip(rows, records)]
+    text = adapted_study_findings(rows)
+    assert text.startswith("Runs converged: the budget's ") and text.count(" of 2") == 4
+    assert text.count("from the budget's size") == 3
+    # a size whose runs sit far from the budget's, with a tight spread, is named with both means
+    moved = {"the budget's": 0.5, "8x iterations": 0.9}
+    far = [(label, config, {**record, "metrics": {**record["metrics"], "r2": moved[label] + 0.001 * config.seed}})
+           if label in moved else (label, config, record) for label, config, record in rows]
+    assert "8x iterations: R² differs from the budget's size for identity (0.50 → 0.90)." in adapted_study_findings(far)

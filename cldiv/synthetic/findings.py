@@ -293,3 +293,34 @@ def sharing_findings(sizes: dict[int, list[float]]) -> str:
                      + ("not distinguishable from" if same else "unlike"))
     return (f"Independent anchors end at $R^2$ {reference[0]:.2f} (seeds {_range(sizes[1], 2)}); "
             + "; ".join(f"{p} independent anchors" for p in parts) + ".")
+
+
+def adapted_study_findings(rows: Iterable[tuple]) -> str:
+    """The adapted-budget study in words. rows: (label of ``ADAPTED_SIZES``, config, record). Per size:
+    how many runs converged, and per process whether its R^2 differs from the first size's (the
+    budget's own) by the scorecard's rule (``cldiv.book.verdicts.cell_agrees``)."""
+    from cldiv.book.verdicts import cell_agrees
+    from cldiv.synthetic.convergence import converged
+
+    rows = list(rows)
+    labels = list(dict.fromkeys(label for label, _, _ in rows))
+    processes = list(dict.fromkeys(config.process for _, config, _ in rows))
+
+    def runs(label: str, process: str | None = None) -> list[dict]:
+        return [r for name, c, r in rows if name == label and process in (None, c.process)]
+
+    def r2(label: str, process: str) -> list[float]:
+        return [r["metrics"]["r2"] for r in runs(label, process)]
+
+    counts = "; ".join(f"{label} {sum(map(converged, runs(label)))} of {len(runs(label))}" for label in labels)
+    settled = [label for label in labels if all(map(converged, runs(label)))]
+    text = (f"Runs converged: {counts}. "
+            + (f"Every run converged at: {_listing(settled)}." if settled else "At no size did every run converge."))
+    base = labels[0]
+    for label in labels[1:]:
+        moved = [f"{p} ({statistics.fmean(r2(base, p)):.2f} → {statistics.fmean(r2(label, p)):.2f})" for p in processes
+                 if len(r2(base, p)) >= 2 and not cell_agrees(
+                     r2(label, p), (statistics.fmean(r2(base, p)), statistics.stdev(r2(base, p))), "r2", runs=len(r2(base, p)))]
+        text += (f" {label[0].upper() + label[1:]}: R² differs from {base} size for {_listing(moved)}." if moved else
+                 f" {label[0].upper() + label[1:]}: R² not distinguishable from {base} size for any process.")
+    return text
