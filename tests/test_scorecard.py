@@ -225,6 +225,17 @@ def test_progressive_violation_is_measured_not_compared(tmp_path):
     assert fig5c.verdict == "measured" and "monomial R² by d_fixed {0: 1.00, 4: 0.60}" in fig5c.ours
 
 
+def test_progressive_violation_marks_the_points_that_have_not_converged(tmp_path):
+    for config in sweep_configs("progressive_violation", "cpu", processes=["monomial"], d_fixed=[0, 4], seeds=1):
+        write_run(tmp_path, config, settled=config.d_fixed == 0, r2=1.0 - 0.1 * config.d_fixed)
+    fig5c = row(sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path), "Table 7, Figure 5c")
+    assert fig5c.verdict == "measured"
+    assert "{0: 1.00, 4: 0.60 †}" in fig5c.ours and "not converged: 1 of 2 points" in fig5c.ours
+    write_run(tmp_path, sweep_configs("progressive_violation", "cpu", processes=["monomial"], d_fixed=[0], seeds=1)[0],
+              settled=False, r2=1.0)
+    assert row(sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path), "Table 7, Figure 5c").verdict == "not converged"
+
+
 def test_figure3_compares_cifar10_runs_with_the_published_accuracy(tmp_path):
     for config in simclr_configs("paper", dataset="cifar10", seeds=[0]):
         accuracy = FIGURE3[config.encoder, config.regime][0]

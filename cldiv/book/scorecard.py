@@ -250,7 +250,8 @@ def assess_constraint_sweep(store: ResultStore) -> Assessment:
 
 def assess_progressive_violation(store: ResultStore) -> Assessment:
     """Table 7 / Figure 5c: R^2 against d_fixed = 0..10 on S^9 (linear and monomial embeddings),
-    under the paper's sampling rule (the chapter also shows the authors' sign rule at d_fixed = 9)."""
+    under the paper's sampling rule (the chapter also shows the authors' sign rule at d_fixed = 9).
+    A point some of whose runs have not converged is marked †; if none has, "not converged"."""
     from cldiv.synthetic.sweeps import PROGRESSIVE_PROCESSES, sweep_configs
 
     def configs(budget: str):
@@ -262,12 +263,15 @@ def assess_progressive_violation(store: ResultStore) -> Assessment:
     if not found:
         return Assessment("not yet run", paper=paper)
     parts = []
+    unconverged = [key for key, (_, runs) in found.items() if not all_converged(runs)]
     for process in PROGRESSIVE_PROCESSES:
         values = {d: statistics.fmean(metric_values(runs, "r2")) for (p, d), (_, runs) in found.items() if p == process}
         if values:
-            shown = ", ".join(f"{d}: {values[d]:.2f}" for d in sorted(values))
+            shown = ", ".join(f"{d}: {values[d]:.2f}" + " †" * ((process, d) in unconverged) for d in sorted(values))
             parts.append(f"{process.replace('_', ' ')} R² by d_fixed {{{shown}}}")
-    return Assessment("measured", describe_budget(found.values()), paper, "; ".join(parts))
+    ours = "; ".join(parts) + (f" († not converged: {len(unconverged)} of {len(found)} points)" if unconverged else "")
+    verdict = "not converged" if len(unconverged) == len(found) else "measured"
+    return Assessment(verdict, describe_budget(found.values()), paper, ours)
 
 
 # ----------------------------------------------------------------------------- images (SimCLR)
