@@ -140,6 +140,17 @@ def test_table1_verdict_and_budget_follow_the_result_files(tmp_path, monkeypatch
     assert row(sc.scorecard(notebook_dir=tmp_path), "Table 1").verdict == "not yet run"
 
 
+def test_a_paper_budget_run_at_other_sizes_than_the_papers_is_labelled_so():
+    from cldiv.book.verdicts import describe_budget
+
+    paper = {"config": {"iterations": 5000, "batch_size": 2000, "n_negatives": 2000}}
+    reduced = {"config": {"iterations": 32000, "batch_size": 16, "n_negatives": 32}}
+    assert describe_budget([("paper", [paper]), ("cpu", [reduced])]) == \
+        "paper: 5000 it × batch 2000, 1 seed | cpu: 32000 it × 16 anchors × 32 negatives, 1 seed"
+    assert describe_budget([("paper", [paper]), ("paper", [reduced])]) == \
+        "paper: 32000 it × 16 anchors × 32 negatives (not the paper's sizes); 5000 it × batch 2000, 1 seed"
+
+
 def test_a_cell_whose_runs_still_move_is_not_converged_and_not_compared(tmp_path):
     write_table1_runs(tmp_path, agree=True)
     for seed in range(5):  # one cell's R^2 still rising by 0.1 over the last quarter, and far off

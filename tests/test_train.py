@@ -2,6 +2,7 @@
 
 import json
 import math
+from dataclasses import asdict
 
 import pytest
 import torch
@@ -250,3 +251,20 @@ def test_the_adapted_study_findings_count_converged_runs_and_compare_each_size_w
     far = [(label, config, {**record, "metrics": {**record["metrics"], "r2": moved[label] + 0.001 * config.seed}})
            if label in moved else (label, config, record) for label, config, record in rows]
     assert "8x iterations: R² differs from the budget's size for identity (0.50 → 0.90)." in adapted_study_findings(far)
+
+
+def test_the_settled_sizes_are_those_at_which_every_run_converged_costliest_first(tmp_path):
+    from cldiv.synthetic.table1 import adapted_study_configs, settled_sizes
+
+    rows = adapted_study_configs("smoke", ["identity"], seeds=1)
+
+    def record(config, r2):
+        n = config.iterations
+        return {"config": asdict(config), "curves": {"iteration": [n // 3, 2 * n // 3, n], "loss": [5.0] * 3, "r2": r2}}
+
+    flat, rising = [0.6, 0.6, 0.6], [0.2, 0.4, 0.6]
+    moving = {"8x iterations"}  # this size's run still moves over its last quarter
+    rows = [(label, config, record(config, rising if label in moving else flat)) for label, config in rows]
+    assert settled_sizes(rows) == ["16x anchors in groups of 4, 2x negatives", "4x anchors, 2x negatives",
+                                   "the budget's"]
+    assert settled_sizes([(label, config, record(config, rising)) for label, config, _ in rows]) == []

@@ -129,6 +129,26 @@ def training_curves(records: Sequence[dict], processes: Sequence[str]) -> plt.Fi
     return fig
 
 
+def adapted_study_curves(rows: Sequence[tuple[str, object, dict]], processes: Sequence[str]) -> plt.Figure:
+    """Held-out R^2 during training of the adapted-budget study's runs (rows: (size label, config,
+    record)), one panel per process, one colour per size, one line per seed, against the encoder
+    points seen so far (``encoder_points`` times iterations), so that the sizes share an axis."""
+    from cldiv.synthetic.table1 import encoder_points
+
+    labels = list(dict.fromkeys(label for label, _, _ in rows))
+    fig, axes = plt.subplots(1, len(processes), figsize=(4.2 * len(processes), 3.0), sharey=True, squeeze=False)
+    for ax, p in zip(axes[0], processes):
+        for j, label in enumerate(labels):
+            for k, (_, config, record) in enumerate(r for r in rows if r[0] == label and r[1].process == p):
+                seen = np.array(record["curves"]["iteration"]) * encoder_points(config)
+                ax.plot(seen, record["curves"]["r2"], color=f"C{j}", linewidth=0.9, label=label if k == 0 else None)
+        ax.set(title=p, xlabel="encoder points seen", xscale="log", ylim=(-0.05, 1.05))
+    axes[0][0].set_ylabel("held-out $R^2$")
+    axes[0][-1].legend(frameon=False, fontsize=7, loc="lower left")
+    fig.tight_layout()
+    return fig
+
+
 def augmented_views(images: torch.Tensor, regimes: Sequence[str], rng: torch.Generator, n_views: int = 4) -> plt.Figure:
     """Each image (rows) beside ``n_views`` of its augmentations under every regime (Figure 3's setup)."""
     from cldiv.images.augment import REGIME_LABELS, augment_batch, regime_transforms

@@ -209,9 +209,15 @@ def seed_count(counts: set[int]) -> str:
     return f"{lo} seed{'s' * (lo > 1)}" if lo == hi else f"{lo}–{hi} seeds"
 
 
+#: The paper's protocol sizes (Section 3); a `paper`-budget run of other sizes (the adapted cells,
+#: ``cldiv.budgets``) is labelled as such.
+PAPER_SIZES = {"batch_size": 2000, "n_negatives": 2000, "iterations": 5000}
+
+
 def describe_budget(cells: Iterable[tuple[str, list[dict]]]) -> str:
     """The budgets behind a claim's cells, e.g. 'cpu: 2000 it × batch 1024; 400 it × 16 anchors ×
-    32 negatives, 5 seeds' (one part per named budget, distinct training shapes within it)."""
+    32 negatives, 5 seeds' (one part per named budget, distinct training shapes within it; a
+    `paper`-budget shape other than ``PAPER_SIZES`` says "not the paper's sizes")."""
     shapes: dict[str, set[str]] = {}
     seeds: dict[str, set[int]] = {}
     for budget, runs in cells:
@@ -220,6 +226,8 @@ def describe_budget(cells: Iterable[tuple[str, list[dict]]]) -> str:
             batch = (f"batch {config['batch_size']}" if config["batch_size"] == config["n_negatives"]
                      else f"{config['batch_size']} anchors × {config['n_negatives']} negatives")
             shape = f"{config['iterations']} it × {batch}"
+            if budget == "paper" and any(config[f] != PAPER_SIZES[f] for f in PAPER_SIZES):
+                shape += " (not the paper's sizes)"
         else:  # SimCLR
             shape = f"{config['epochs']} epochs, {config.get('n_train') or 50000} images"
         shapes.setdefault(budget, set()).add(shape)

@@ -149,6 +149,16 @@ def adapted_study_configs(budget: str = "cpu", processes: Iterable[str] = ADAPTE
     return out
 
 
+def settled_sizes(rows: Iterable[tuple[str, SyntheticConfig, dict]]) -> list[str]:
+    """The labels of the adapted-budget study's sizes (rows: (label, config, record)) at which every
+    run converged, costliest first (encoder points a step times iterations)."""
+    rows = list(rows)
+    labels = dict.fromkeys(label for label, _, _ in rows)
+    settled = [label for label in labels if all(converged(record) for name, _, record in rows if name == label)]
+    cost = {label: config.iterations * encoder_points(config) for label, config, _ in rows}
+    return sorted(settled, key=lambda label: -cost[label])
+
+
 # The cells whose cpu-budget means miss Table 1's shape (synthetic chapter), rerun at a larger
 # budget's sizes with every other field unchanged: (column, process, overrides). The last row
 # is the errata's "code's Patches definition" at those sizes.
