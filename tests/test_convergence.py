@@ -45,3 +45,12 @@ def test_a_settled_run_whose_held_out_r2_jitters_has_converged_a_slow_drift_has_
     assert verdict.converged and abs(verdict.r2_change) < R2_TOLERANCE
     drift = [0.9] * 14 + [0.30, 0.29, 0.28, 0.27, 0.26, 0.25]
     assert not convergence(record(drift, [6.0] * 20)).converged
+
+
+def test_the_loss_gap_is_the_eval_mode_final_loss_minus_the_late_training_mode_loss():
+    from cldiv.synthetic.convergence import SHORTCUT_GAP, batch_statistics_shortcut, loss_gap
+
+    honest = {**record([0.6] * 8, [3.0] * 6 + [2.8, 2.6]), "metrics": {"final_loss": 2.5}}  # last quarter: 2.8, 2.6
+    assert loss_gap(honest) == pytest.approx(-0.2) and not batch_statistics_shortcut(honest)
+    shortcut = {**record([0.6] * 4 + [0.2] * 4, [3.0] * 6 + [0.1, 0.1]), "metrics": {"final_loss": 3.4}}
+    assert loss_gap(shortcut) == pytest.approx(3.3) and 3.3 > SHORTCUT_GAP and batch_statistics_shortcut(shortcut)

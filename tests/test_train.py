@@ -268,3 +268,17 @@ def test_the_settled_sizes_are_those_at_which_every_run_converged_costliest_firs
     assert settled_sizes(rows) == ["16x anchors in groups of 4, 2x negatives", "4x anchors, 2x negatives",
                                    "the budget's"]
     assert settled_sizes([(label, config, record(config, rising)) for label, config, _ in rows]) == []
+
+
+def test_the_shortcut_findings_count_runs_whose_eval_mode_loss_exceeds_the_training_loss():
+    from cldiv.synthetic.findings import shortcut_findings
+
+    def run(gap, r2):
+        return {"config": {"iterations": 100}, "metrics": {"final_loss": 3.0 + gap, "r2": r2},
+                "curves": {"iteration": [50, 80, 100], "loss": [3.0, 3.0, 3.0], "r2": [r2] * 3}}
+
+    rows = [("small", None, run(3.2, 0.2)), ("small", None, run(-0.2, 0.6)), ("large", None, run(0.1, 0.62))]
+    assert shortcut_findings(rows) == (
+        "Runs whose final loss in evaluation mode exceeds their training-mode loss over the last quarter by more "
+        "than 0.5: small 1 of 2 ($R^2$ 0.20–0.20); large 0 of 1. The other 2 runs have gaps of -0.20–0.10 and "
+        "$R^2$ 0.60–0.62.")

@@ -76,6 +76,29 @@ def converged(record: dict) -> bool:
     return convergence(record).converged
 
 
+#: How far a run's final loss (evaluation mode, fresh batch) may exceed its training-mode loss over
+#: the last quarter before the run is read as exploiting BatchNorm's batch statistics. On the
+#: committed adapted runs the gap is either below 0.2 or above 0.5 (synthetic chapter, "How big
+#: the adapted cells must be").
+SHORTCUT_GAP = 0.5
+
+
+def loss_gap(record: dict) -> float:
+    """``final_loss`` (the training objective on a fresh batch in evaluation mode: BatchNorm running
+    statistics) minus the mean logged training-batch loss over the last quarter (training mode:
+    each call's batch statistics). Near zero when the encoder computes the same function in both
+    modes; large when training lowered the loss through the batch statistics themselves, which a
+    fresh batch in evaluation mode does not reproduce."""
+    curve, start = record["curves"], (1 - LAST_SHARE) * record["config"]["iterations"]
+    late = [loss for it, loss in zip(curve["iteration"], curve["loss"]) if it > start] or curve["loss"][-1:]
+    return record["metrics"]["final_loss"] - statistics.fmean(late)
+
+
+def batch_statistics_shortcut(record: dict) -> bool:
+    """Whether a run's ``loss_gap`` exceeds ``SHORTCUT_GAP``."""
+    return loss_gap(record) > SHORTCUT_GAP
+
+
 def _report() -> None:
     """Counts of converged runs among the committed synthetic results, Table 1's and the sweeps'."""
     import numpy as np

@@ -324,3 +324,26 @@ def adapted_study_findings(rows: Iterable[tuple]) -> str:
         text += (f" {label[0].upper() + label[1:]}: R² differs from {base} size for {_listing(moved)}." if moved else
                  f" {label[0].upper() + label[1:]}: R² not distinguishable from {base} size for any process.")
     return text
+
+
+def shortcut_findings(rows: Iterable[tuple]) -> str:
+    """Which runs lowered their training loss through BatchNorm's batch statistics
+    (``cldiv.synthetic.convergence.batch_statistics_shortcut``), per label of rows (label, config,
+    record), with their R^2 against the other runs'."""
+    from cldiv.synthetic.convergence import SHORTCUT_GAP, batch_statistics_shortcut, loss_gap
+
+    rows = list(rows)
+    hit = [(label, record) for label, _, record in rows if batch_statistics_shortcut(record)]
+    rest = [record for _, _, record in rows if not batch_statistics_shortcut(record)]
+    per_label = []
+    for label in dict.fromkeys(label for label, _, _ in rows):
+        mine = [record for name, record in hit if name == label]
+        total = sum(name == label for name, _, _ in rows)
+        per_label.append(f"{label} {len(mine)} of {total}"
+                         + (f" ($R^2$ {_range((r['metrics']['r2'] for r in mine), 2)})" if mine else ""))
+    text = (f"Runs whose final loss in evaluation mode exceeds their training-mode loss over the last quarter by more "
+            f"than {SHORTCUT_GAP}: {'; '.join(per_label)}.")
+    if rest:
+        text += (f" The other {len(rest)} runs have gaps of {_range(map(loss_gap, rest), 2)} and $R^2$ "
+                 f"{_range((r['metrics']['r2'] for r in rest), 2)}.")
+    return text
