@@ -280,5 +280,5 @@ def test_the_shortcut_findings_count_runs_whose_eval_mode_loss_exceeds_the_train
     rows = [("small", None, run(3.2, 0.2)), ("small", None, run(-0.2, 0.6)), ("large", None, run(0.1, 0.62))]
     assert shortcut_findings(rows) == (
         "Runs whose final loss in evaluation mode exceeds their training-mode loss over the last quarter by more "
-        "than 0.5: small 1 of 2 ($R^2$ 0.20–0.20); large 0 of 1. The other 2 runs have gaps of -0.20–0.10 and "
+        "than 0.5: small 1 of 2 ($R^2$ 0.20); large 0 of 1. The other 2 runs have gaps of -0.20–0.10 and "
         "$R^2$ 0.60–0.62.")

@@ -339,8 +339,9 @@ def shortcut_findings(rows: Iterable[tuple]) -> str:
     for label in dict.fromkeys(label for label, _, _ in rows):
         mine = [record for name, record in hit if name == label]
         total = sum(name == label for name, _, _ in rows)
-        per_label.append(f"{label} {len(mine)} of {total}"
-                         + (f" ($R^2$ {_range((r['metrics']['r2'] for r in mine), 2)})" if mine else ""))
+        r2 = [r["metrics"]["r2"] for r in mine]
+        shown = "" if not r2 else f" ($R^2$ {r2[0]:.2f})" if len(r2) == 1 else f" ($R^2$ {_range(r2, 2)})"
+        per_label.append(f"{label} {len(mine)} of {total}{shown}")
     text = (f"Runs whose final loss in evaluation mode exceeds their training-mode loss over the last quarter by more "
             f"than {SHORTCUT_GAP}: {'; '.join(per_label)}.")
     if rest:
