@@ -70,7 +70,8 @@ BUDGETS: dict[str, dict[str, Budget]] = {
             fp32_cells=(("holds", "spiral"), ("adapted", "spiral")),
         ),
         # The quick re-execution path (the synthetic chapter prints the summed wall time of its
-        # runs; the adapted-budget study, at about 8x the adapted cells' compute, is a large part). Batch and negatives 2000 -> 1024 (256 for the inverse encoders, which have a few
+        # runs; the adapted-budget study, at about 8x the adapted cells' compute, is a large
+        # part). Batch and negatives 2000 -> 1024 (256 for the inverse encoders, which have a few
         # thousand parameters); iterations 5000 -> 2000 (holds) and 1000 (the rest); adapted cells
         # 16 anchors x 32 negatives each, 4000 iterations (at 400 most had not converged; these
         # are the constraint-ratio sweep's rho = 1 runs). At batch 256 the Linear "violated" cell
