@@ -132,7 +132,7 @@ ADAPTED_SIZES = (
     ("16x anchors in groups of 4, 2x negatives",
      lambda c: {"batch_size": 16 * c.batch_size, "n_negatives": 2 * c.n_negatives, "anchor_groups": 4 * c.batch_size}),
 )
-# The cells it is measured on: the cpu budget's adapted cells with the most unconverged runs.
+# The cells it is measured on: two of the cpu budget's adapted cells with the most unconverged runs.
 ADAPTED_STUDY_PROCESSES = ("identity", "invertible_mlp")
 ADAPTED_STUDY_SEEDS = 3
 
