@@ -94,3 +94,20 @@ def test_every_committed_result_file_loads_under_its_config_hash(kind):
         for path in paths:
             config = make(**json.loads(path.read_text())["config"])
             assert store.path(config) == path and store.load(config) is not None, path
+
+
+def test_a_run_records_the_commit_its_process_started_with(tmp_path, monkeypatch):
+    from cldiv.book.store import git_commit
+
+    git_commit.cache_clear()
+    monkeypatch.setenv("CLDIV_GIT_COMMIT", "before")
+
+    def run(config):  # the checkout moves on while the run trains
+        monkeypatch.setenv("CLDIV_GIT_COMMIT", "after")
+        return {"metrics": {"r2": 1.0}}, "cpu"
+
+    try:
+        record = ResultStore(tmp_path).get_or_run(SyntheticConfig(iterations=2), run)
+        assert record["provenance"]["git_commit"] == "before" and git_commit() == "before"
+    finally:
+        git_commit.cache_clear()

@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable
 from tqdm import tqdm
 
 from cldiv.config import Config, check_choice, with_overrides
-from cldiv.book.store import ResultStore
+from cldiv.book.store import ResultStore, git_commit
 
 EXECUTORS = ("local", "ray")
 
@@ -106,6 +106,7 @@ def run_sweep(
     pending = [c for c in configs if store.load(c) is None]
     for config in pending[:1]:
         store.check_writable(config)
+        git_commit()  # the code these runs start with (read once per process)
     with tqdm(total=len(configs), initial=len(configs) - len(pending), disable=None if progress else True,
               desc="sweep", unit="run") as bar:
         if pending and executor == "local":

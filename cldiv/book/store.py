@@ -8,6 +8,7 @@ does not parse or does not match its config is reported and rerun, never loaded.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import platform
@@ -28,11 +29,15 @@ from cldiv.config import Config, config_hash, hashed_fields
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
+@functools.cache
 def git_commit() -> str:
     """The commit of the cldiv checkout, with '+dirty' if cldiv/ differs from it in any way.
 
-    ``$CLDIV_GIT_COMMIT``, if set, is taken instead: for a copy of the checkout without its
-    ``.git`` (a lent GPU machine gets the working tree only), set to the commit it was copied from.
+    Read once per process, before its first run (``ResultStore.get_or_run``,
+    ``cldiv.book.executor.run_sweep``), so that a result records the code the process started
+    with, not a checkout that moved on while it trained. ``$CLDIV_GIT_COMMIT``, if set, is taken
+    instead: for a copy of the checkout without its ``.git`` (a lent GPU machine gets the working
+    tree only), set to the commit it was copied from.
     """
     if os.environ.get("CLDIV_GIT_COMMIT"):
         return os.environ["CLDIV_GIT_COMMIT"]
@@ -176,6 +181,7 @@ class ResultStore:
             if record is not None:
                 return record
         self.check_writable(config)
+        git_commit()  # the code this run starts with
         start = time.perf_counter()
         result, device = run(config)
         return self.save(config, result, wall_time_s=time.perf_counter() - start, device=device)
