@@ -131,6 +131,9 @@ ADAPTED_SIZES = (
     ("4x anchors, 2x negatives", lambda c: {"batch_size": 4 * c.batch_size, "n_negatives": 2 * c.n_negatives}),
     ("16x anchors in groups of 4, 2x negatives",
      lambda c: {"batch_size": 16 * c.batch_size, "n_negatives": 2 * c.n_negatives, "anchor_groups": 4 * c.batch_size}),
+    ("16x anchors in groups of 4, 2x negatives, 2x iterations",
+     lambda c: {"batch_size": 16 * c.batch_size, "n_negatives": 2 * c.n_negatives, "anchor_groups": 4 * c.batch_size,
+                "iterations": 2 * c.iterations, "eval_every": 2 * c.eval_every}),
 )
 # The cells it is measured on: two of the cpu budget's adapted cells with the most unconverged runs.
 ADAPTED_STUDY_PROCESSES = ("identity", "invertible_mlp")
