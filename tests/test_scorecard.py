@@ -118,7 +118,8 @@ def test_table1_verdict_and_budget_follow_the_result_files(tmp_path, monkeypatch
     write_table1_runs(tmp_path, agree=True)
     table1 = row(sc.scorecard(notebook_dir=tmp_path), "Table 1")
     assert table1.verdict == "reproduced"
-    assert table1.budget == "paper: 5000 it × batch 2000, 5 seeds"
+    assert table1.budget == ("paper: 8000 it × 256 anchors in 64 groups × 64 negatives (not the paper's sizes); "
+                             "5000 it × batch 2000, 5 seeds")
     assert "19/19 cells agree" in table1.ours and "holds 1.00" in table1.ours
 
     for seed in range(5):  # one cell's files now hold runs far from the paper
@@ -149,6 +150,9 @@ def test_a_paper_budget_run_at_other_sizes_than_the_papers_is_labelled_so():
         "paper: 5000 it × batch 2000, 1 seed | cpu: 32000 it × 16 anchors × 32 negatives, 1 seed"
     assert describe_budget([("paper", [paper]), ("paper", [reduced])]) == \
         "paper: 32000 it × 16 anchors × 32 negatives (not the paper's sizes); 5000 it × batch 2000, 1 seed"
+    grouped = {"config": {"iterations": 8000, "batch_size": 256, "n_negatives": 64, "anchor_groups": 64}}
+    assert describe_budget([("paper", [grouped])]) == \
+        "paper: 8000 it × 256 anchors in 64 groups × 64 negatives (not the paper's sizes), 1 seed"
 
 
 def test_a_cell_whose_runs_still_move_is_not_converged_and_not_compared(tmp_path):

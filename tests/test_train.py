@@ -210,7 +210,7 @@ def test_projected_hours_by_points_scale_the_largest_measured_float32_mlp_shape(
     assert projected_hours_by_points(adapted, [record(small, 1.0, threads=2)]) is None
 
 
-def test_the_adapted_study_resizes_the_budgets_adapted_cells_at_about_eight_times_its_compute():
+def test_the_adapted_study_resizes_the_budgets_adapted_cells_at_about_eight_then_sixteen_times_its_compute():
     from cldiv.synthetic.table1 import ADAPTED_SIZES, adapted_study_configs, encoder_points
 
     rows = adapted_study_configs("cpu", ["identity"], seeds=2)
@@ -218,9 +218,19 @@ def test_the_adapted_study_resizes_the_budgets_adapted_cells_at_about_eight_time
     base = cell_config("adapted", "identity", 1, "cpu")
     assert rows[1][1] == base  # the first size is the budget's own cell
     cost = encoder_points(base) * base.iterations
+    ratios = []
     for _, config in rows[2::2]:
         assert (config.process, config.seed, config.loss, config.rho) == ("identity", 0, "support_corrected", 1.0)
-        assert 7.5 <= encoder_points(config) * config.iterations / cost <= 8.5
+        ratios.append(encoder_points(config) * config.iterations / cost)
+    assert all(7.5 <= r <= 8.5 for r in ratios[:-1]) and 15 <= ratios[-1] <= 17
+
+
+def test_the_paper_budgets_adapted_cells_are_the_studys_last_size():
+    from cldiv.synthetic.table1 import adapted_study_configs
+
+    last = [config for label, config in adapted_study_configs("cpu", ["identity", "linear"], seeds=1)][-1]
+    assert last == cell_config("adapted", "linear", 0, "paper")  # the same runs, stored once
+    assert (last.batch_size, last.anchor_groups, last.n_negatives, last.iterations) == (256, 64, 64, 8000)
 
 
 def test_the_adapted_study_table_shows_every_size_with_its_cost_and_convergence(tmp_path):
@@ -233,6 +243,7 @@ def test_the_adapted_study_table_shows_every_size_with_its_cost_and_convergence(
     assert len(lines) == 2 + len(ADAPTED_SIZES)
     assert lines[2].startswith("| the budget's | 16 × 16, 30 | 288 | ")  # 2 N + N M
     assert "| 256 in 64 groups × 32, 30 | 2,560 |" in lines[5]  # 2 N + G M
+    assert "| 256 in 64 groups × 32, 60 | 2,560 |" in lines[6]
     assert all(line.count("/1)") == 1 for line in lines[2:])
 
 
@@ -244,8 +255,8 @@ def test_the_adapted_study_findings_count_converged_runs_and_compare_each_size_w
     records = run_all([config for _, config in rows], ResultStore(tmp_path), progress=False)
     rows = [(label, config, record) for (label, config), record in zip(rows, records)]
     text = adapted_study_findings(rows)
-    assert text.startswith("Runs converged: the budget's ") and text.count(" of 2") == 4
-    assert text.count("from the budget's size") == 3
+    assert text.startswith("Runs converged: the budget's ") and text.count(" of 2") == 5
+    assert text.count("from the budget's size") == 4
     # a size whose runs sit far from the budget's, with a tight spread, is named with both means
     moved = {"the budget's": 0.5, "8x iterations": 0.9}
     far = [(label, config, {**record, "metrics": {**record["metrics"], "r2": moved[label] + 0.001 * config.seed}})
@@ -265,7 +276,8 @@ def test_the_settled_sizes_are_those_at_which_every_run_converged_costliest_firs
     flat, rising = [0.6, 0.6, 0.6], [0.2, 0.4, 0.6]
     moving = {"8x iterations"}  # this size's run still moves over its last quarter
     rows = [(label, config, record(config, rising if label in moving else flat)) for label, config in rows]
-    assert settled_sizes(rows) == ["16x anchors in groups of 4, 2x negatives", "4x anchors, 2x negatives",
+    assert settled_sizes(rows) == ["16x anchors in groups of 4, 2x negatives, 2x iterations",
+                                   "16x anchors in groups of 4, 2x negatives", "4x anchors, 2x negatives",
                                    "the budget's"]
     assert settled_sizes([(label, config, record(config, rising)) for label, config, _ in rows]) == []
 

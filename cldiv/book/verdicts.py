@@ -216,15 +216,16 @@ PAPER_SIZES = {"batch_size": 2000, "n_negatives": 2000, "iterations": 5000}
 
 def describe_budget(cells: Iterable[tuple[str, list[dict]]]) -> str:
     """The budgets behind a claim's cells, e.g. 'cpu: 2000 it × batch 1024; 400 it × 16 anchors ×
-    32 negatives, 5 seeds' (one part per named budget, distinct training shapes within it; a
+    32 negatives, 5 seeds', '8000 it × 256 anchors in 64 groups × 64 negatives' (one part per named budget, distinct training shapes within it; a
     `paper`-budget shape other than ``PAPER_SIZES`` says "not the paper's sizes")."""
     shapes: dict[str, set[str]] = {}
     seeds: dict[str, set[int]] = {}
     for budget, runs in cells:
         config = runs[0]["config"]
         if "iterations" in config:  # synthetic
+            groups = f" in {config['anchor_groups']} groups" if config.get("anchor_groups") else ""
             batch = (f"batch {config['batch_size']}" if config["batch_size"] == config["n_negatives"]
-                     else f"{config['batch_size']} anchors × {config['n_negatives']} negatives")
+                     else f"{config['batch_size']} anchors{groups} × {config['n_negatives']} negatives")
             shape = f"{config['iterations']} it × {batch}"
             if budget == "paper" and any(config[f] != PAPER_SIZES[f] for f in PAPER_SIZES):
                 shape += " (not the paper's sizes)"
