@@ -29,7 +29,7 @@ from cldiv.generators import SYNTHETIC_PROCESSES
 from cldiv.published import FIGURE3, FIGURE5A, published as published_cell
 from cldiv.synthetic import table1 as tables
 from cldiv import budgets
-from cldiv.synthetic.convergence import converged
+from cldiv.synthetic.convergence import NOT_CONVERGED_MARK, converged
 
 __all__ = ["Claim", "Row", "CLAIMS", "scorecard", "verdict_rules", "VERDICTS"]
 
@@ -267,9 +267,9 @@ def assess_progressive_violation(store: ResultStore) -> Assessment:
     for process in PROGRESSIVE_PROCESSES:
         values = {d: statistics.fmean(metric_values(runs, "r2")) for (p, d), (_, runs) in found.items() if p == process}
         if values:
-            shown = ", ".join(f"{d}: {values[d]:.2f}" + " †" * ((process, d) in unconverged) for d in sorted(values))
+            shown = ", ".join(f"{d}: {values[d]:.2f}" + f" {NOT_CONVERGED_MARK}" * ((process, d) in unconverged) for d in sorted(values))
             parts.append(f"{process.replace('_', ' ')} R² by d_fixed {{{shown}}}")
-    ours = "; ".join(parts) + (f" († not converged: {len(unconverged)} of {len(found)} points)" if unconverged else "")
+    ours = "; ".join(parts) + (f" ({NOT_CONVERGED_MARK} not converged: {len(unconverged)} of {len(found)} points)" if unconverged else "")
     verdict = "not converged" if len(unconverged) == len(found) else "measured"
     return Assessment(verdict, describe_budget(found.values()), paper, ours)
 

@@ -35,6 +35,8 @@ R2_TOLERANCE = 0.02
 LOSS_TOLERANCE = 0.02
 #: The share of a run's iterations, counted from the end, over which it must have settled.
 LAST_SHARE = 0.25
+#: The mark of a table cell (or sweep point) some of whose runs have not converged.
+NOT_CONVERGED_MARK = "†"
 
 
 @dataclass(frozen=True)

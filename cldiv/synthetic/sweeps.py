@@ -29,6 +29,7 @@ from cldiv.generators import SYNTHETIC_PROCESSES
 from cldiv.book.executor import EXECUTORS, grid, run_sweep
 from cldiv.synthetic.table1 import summarise
 from cldiv.synthetic.train import run_synthetic
+from cldiv.synthetic.convergence import NOT_CONVERGED_MARK, converged
 
 SWEEPS = ("constraint_ratio", "progressive_violation")
 
@@ -171,7 +172,6 @@ def endpoint_agreement(sweep_records: Iterable[dict], table_records: Iterable[di
     laws would show a spurious disagreement about half the time.
     """
     from cldiv.book.verdicts import SIGNIFICANCE, cell_agrees
-    from cldiv.synthetic.convergence import converged
     from cldiv.synthetic.table1 import column_of
 
     table: dict[tuple, list[dict]] = {}
@@ -221,7 +221,6 @@ def summary_rows(name: str, records: Iterable[dict], metric: str = "r2") -> dict
 
 
 #: Marks a grid point of a sweep's table that has runs which have not converged.
-NOT_CONVERGED_MARK = "†"
 
 
 def markdown_summary(name: str, records: Iterable[dict], metric: str = "r2", digits: int = 2) -> str:

@@ -22,7 +22,7 @@ import numpy as np
 from cldiv.config import check_choice, with_overrides
 from cldiv import budgets
 from cldiv.synthetic.config import SyntheticConfig
-from cldiv.synthetic.convergence import converged
+from cldiv.synthetic.convergence import NOT_CONVERGED_MARK, converged
 from cldiv.encoders import INVERSE_ENCODERS
 from cldiv.published import published
 from cldiv.generators import SYNTHETIC_PROCESSES
@@ -337,7 +337,7 @@ def markdown_table(
     published_metric: str | None = None,
 ) -> str:
     """A markdown table, one row per process, 'ours (published)' in every cell; a cell with runs
-    that have not converged is marked "†" and a note under the table says how many.
+    that have not converged is marked ``NOT_CONVERGED_MARK`` and a note under the table says how many.
 
     ``published_metric`` names the paper's metric to show beside ours when it differs (e.g.
     our "loss_m2000" beside the published "final_loss").
@@ -354,14 +354,14 @@ def markdown_table(
             text = fmt(ours[:2] if ours else None, digits)
             done, runs = entry.get("converged", (0, 0))
             if ours and done < runs:
-                text += " †"
+                text += f" {NOT_CONVERGED_MARK}"
                 unconverged.append(f"{process} {COLUMN_TITLES[column]} {runs - done} of {runs}")
             if show_published and column in TABLE1_COLUMNS:
                 text += f" ({fmt(published(published_metric or metric, column, process), digits)})"
             cells.append(text)
         lines.append(f"| {process} | " + " | ".join(cells) + " |")
     if unconverged:
-        lines.append("\n† not converged (held-out R² or loss still moving over the last quarter of training): "
+        lines.append(f"\n{NOT_CONVERGED_MARK} not converged (held-out R² or loss still moving over the last quarter of training): "
                      + "; ".join(unconverged) + " runs.")
     return "\n".join(lines)
 
