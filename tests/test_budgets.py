@@ -13,6 +13,7 @@ from cldiv.budgets import (
 )
 from cldiv.images.simclr import SimCLRConfig
 from cldiv.synthetic.config import SyntheticConfig
+from cldiv.synthetic.table1 import cell_config
 
 
 def test_every_experiment_has_every_budget_and_its_fields_make_valid_configs():
@@ -26,6 +27,9 @@ def test_every_experiment_has_every_budget_and_its_fields_make_valid_configs():
                 fields = overrides(experiment, name, group)
                 if experiment == "simclr":
                     SimCLRConfig(encoder=group, **fields)
+                elif experiment == "synthetic":  # a group's fields with its column's loss (the adapted cells' groups)
+                    config = cell_config(group, "identity", 0, name)
+                    assert all(getattr(config, f) == v for f, v in fields.items())
                 else:
                     SyntheticConfig(**fields)
 
