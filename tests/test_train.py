@@ -122,8 +122,8 @@ def test_companion_runs_differ_from_their_cell_only_as_stated():
     assert small.batch_size * small.iterations == holds.batch_size * holds.iterations
     assert with_overrides(small, batch_size=holds.batch_size, n_negatives=holds.n_negatives,
                           iterations=holds.iterations, eval_every=holds.eval_every) == holds
-    # identity has no small-batch or rerun cell; its adapted-budget study has 4 sizes x 3 seeds
-    assert len(companion_configs("cpu", ["identity"])) == len(ERRATA_VARIANTS) + 4 * 3
+    # identity has no small-batch or rerun cell; its adapted-budget study has 5 sizes x 3 seeds
+    assert len(companion_configs("cpu", ["identity"])) == len(ERRATA_VARIANTS) + 5 * 3
 
 
 def test_reruns_change_only_the_sizes_and_companions_hold_each_config_once():
@@ -186,7 +186,9 @@ def test_encoder_points_count_anchors_positives_and_each_losss_negatives():
 
     holds, adapted = (cell_config(c, "identity", 0, "paper") for c in ("holds", "adapted"))
     assert encoder_points(holds) == 2000 + 2000 + 2000  # M negatives shared by all anchors
-    assert encoder_points(adapted) == 2000 + 2000 + 2000 * 2000  # M of its own per anchor
+    assert encoder_points(adapted) == 256 + 256 + 64 * 64  # M shared within each of G groups
+    per_anchor = with_overrides(adapted, batch_size=2000, n_negatives=2000, anchor_groups=0)
+    assert encoder_points(per_anchor) == 2000 + 2000 + 2000 * 2000  # M of its own per anchor
     grouped = cell_config("adapted", "identity", 0, "cpu", anchor_groups=4)
     assert encoder_points(grouped) == 16 + 16 + 4 * 32
 
@@ -206,7 +208,7 @@ def test_projected_hours_by_points_scale_the_largest_measured_float32_mlp_shape(
     projection = projected_hours_by_points(adapted, measured)
     per_point = 600.0 / (5000 * 6000)
     assert projection["runs"] == 1 and projection["cpus"] == ["CPU X"]
-    assert math.isclose(projection["hours"], 2 * 5000 * encoder_points(adapted[0]) * per_point / 3600)
+    assert math.isclose(projection["hours"], 2 * 8000 * encoder_points(adapted[0]) * per_point / 3600)
     assert projected_hours_by_points(adapted, [record(small, 1.0, threads=2)]) is None
 
 
