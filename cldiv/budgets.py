@@ -65,7 +65,7 @@ BUDGETS: dict[str, dict[str, Budget]] = {
         # (tests/test_committed_results.py keeps the two in step).
         # The adapted column is not at the paper's sizes (N * M = 4e6 encoder points a step): it is
         # the largest size of the synthetic chapter's adapted-budget study at which every run
-        # converged, 256 anchors in 64 groups x 64 negatives each, 8000 iterations (about 18 min a
+        # converged, 256 anchors in 64 groups x 64 negatives each, 8000 iterations (about 15 min a
         # run on one CPU core), in float32 like the study.
         "paper": Budget(
             seeds=5,
@@ -76,7 +76,7 @@ BUDGETS: dict[str, dict[str, Budget]] = {
             fp32_cells=(("holds", "spiral"), ("adapted", "spiral")),
         ),
         # The quick re-execution path (the synthetic chapter prints the summed wall time of its
-        # runs; the adapted-budget study, at about 8x the adapted cells' compute, is a large
+        # runs; the adapted-budget study, at 8x and 16x the adapted cells' compute, is a large
         # part). Batch and negatives 2000 -> 1024 (256 for the inverse encoders, which have a few
         # thousand parameters); iterations 5000 -> 2000 (holds) and 1000 (the rest); adapted cells
         # 16 anchors x 32 negatives each, 4000 iterations (at 400 most had not converged; these

@@ -216,8 +216,9 @@ PAPER_SIZES = {"batch_size": 2000, "n_negatives": 2000, "iterations": 5000}
 
 def describe_budget(cells: Iterable[tuple[str, list[dict]]]) -> str:
     """The budgets behind a claim's cells, e.g. 'cpu: 2000 it × batch 1024; 400 it × 16 anchors ×
-    32 negatives, 5 seeds', '8000 it × 256 anchors in 64 groups × 64 negatives' (one part per named budget, distinct training shapes within it; a
-    `paper`-budget shape other than ``PAPER_SIZES`` says "not the paper's sizes")."""
+    32 negatives, 5 seeds' or 'paper: 8000 it × 256 anchors in 64 groups × 64 negatives' (one part
+    per named budget, distinct training shapes within it; a `paper`-budget shape other than
+    ``PAPER_SIZES`` says "not the paper's sizes")."""
     shapes: dict[str, set[str]] = {}
     seeds: dict[str, set[int]] = {}
     for budget, runs in cells:

@@ -220,9 +220,6 @@ def summary_rows(name: str, records: Iterable[dict], metric: str = "r2") -> dict
     return out
 
 
-#: Marks a grid point of a sweep's table that has runs which have not converged.
-
-
 def markdown_summary(name: str, records: Iterable[dict], metric: str = "r2", digits: int = 2) -> str:
     """A markdown table of 'mean ± std' over seeds: one row per curve, one column per axis value;
     NOT_CONVERGED_MARK after a point some of whose runs have not converged, explained below the table."""
