@@ -51,7 +51,7 @@ def test_constraint_ratio_findings_name_the_interior_optimum_and_the_inverse_enc
     rows = {("identity", "mlp"): {0.0: (0.3, 0, 5), 0.5: (0.7, 0, 5), 1.0: (0.6, 0, 5)},
             ("identity", "inverse"): {0.0: (0.95, 0, 5), 1.0: (0.7, 0, 5)}}
     text = constraint_ratio_findings(rows, ["identity"], [0.0, 0.5, 1.0], 300, None)
-    assert f"against {published('r2', 'adapted', 'identity')[0]:.2f}–" in text
+    assert f"against {published('r2', 'adapted', 'identity')[0]:.2f} in Table 1's" in text
     assert "identity is best at $\\rho = 0.5$ (0.70, against 0.30 at $\\rho = 0$ and 0.60 at $\\rho = 1$)" in text
     assert "the inverse encoders go from identity 0.95 at $\\rho = 0$ to identity 0.70 at $\\rho = 1$" in text
 
@@ -72,14 +72,14 @@ def test_progressive_findings_report_recovery_with_and_without_a_fixed_coordinat
     from cldiv.synthetic.findings import progressive_findings
 
     rows = {("linear", "paper"): {0: (0.86, 0, 5), 1: (0.15, 0, 5)}}
-    split = {("linear", 1): [(0.5, 0.02)], ("linear", 4): [(0.6, 0.05)]}
+    split = {("linear", 1): [(0.5, 0.02)], ("linear", 4): [(0.6, 0.05)], ("linear", 6): [(0.7, 0.04)]}
     text = progressive_findings(rows, split, 10)
     assert "recovery collapses as soon as one coordinate is fixed" in text
-    assert "reaches $R^2$ 0.86–0.86" in text and "directions free to move — 0.15–0.15" in text
-    assert "at $R^2$ 0.50–0.50 for one fixed coordinate, 0.60–0.60 for 4 to 4;" in text
+    assert "reaches $R^2$ 0.86, with" in text and "directions free to move — 0.15." in text
+    assert "at $R^2$ 0.50 for one fixed coordinate, 0.60–0.70 for 4 to 6;" in text
     assert "loses the free ones almost entirely ($R^2$ at most 0.05)" in text
     # the words follow the numbers: a small drop and free coordinates that survive
     rows = {("linear", "paper"): {0: (0.86, 0, 5), 1: (0.75, 0, 5)}}
     split = {("linear", 1): [(0.9, 0.7)]}
     text = progressive_findings(rows, split, 10)
-    assert "fixing one coordinate lowers recovery" in text and "keeps the free ones at $R^2$ 0.70–0.70" in text
+    assert "fixing one coordinate lowers recovery" in text and "keeps the free ones at $R^2$ 0.70" in text

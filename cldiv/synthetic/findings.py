@@ -24,8 +24,10 @@ def _listing(items: Iterable[str]) -> str:
 
 
 def _range(values: Iterable[float], digits: int) -> str:
+    """min–max of ``values`` at ``digits`` decimals; one number when the two round alike."""
     values = list(values)
-    return f"{min(values):.{digits}f}–{max(values):.{digits}f}"
+    low, high = f"{min(values):.{digits}f}", f"{max(values):.{digits}f}"
+    return low if low == high else f"{low}–{high}"
 
 
 def figure5a_means(summary: dict, processes: Iterable[str]) -> dict[tuple[str, str], float]:
