@@ -39,7 +39,7 @@ def test_with_few_logged_points_only_r2_is_judged():
 
 def test_a_settled_run_whose_held_out_r2_jitters_has_converged_a_slow_drift_has_not():
     # last quarter (iterations > 750 of 20 points): 0.03, 0.05, 0.02, 0.04, 0.01, 0.058 -- end minus start
-    # is 0.028, more than the tolerance, but the least-squares trend is flat
+    # is 0.028, more than the tolerance, but the Theil-Sen trend is flat
     jitter = [0.9] * 14 + [0.03, 0.05, 0.02, 0.04, 0.01, 0.058]
     verdict = convergence(record(jitter, [6.0] * 20))
     assert verdict.converged and abs(verdict.r2_change) < R2_TOLERANCE
@@ -54,3 +54,13 @@ def test_the_loss_gap_is_the_eval_mode_final_loss_minus_the_late_training_mode_l
     assert loss_gap(honest) == pytest.approx(-0.2) and not batch_statistics_shortcut(honest)
     shortcut = {**record([0.6] * 4 + [0.2] * 4, [3.0] * 6 + [0.1, 0.1]), "metrics": {"final_loss": 3.4}}
     assert loss_gap(shortcut) == pytest.approx(3.3) and 3.3 > SHORTCUT_GAP and batch_statistics_shortcut(shortcut)
+
+
+def test_one_spike_in_a_settled_curve_does_not_make_it_moving():
+    # a small-batch run settled at 0.70 whose held-out R^2 dips to -1.0 at the last quarter's second
+    # evaluation: a least-squares line through the last quarter rises by 0.73, the Theil-Sen line is flat
+    spiked = [0.9] * 14 + [0.70, -1.0, 0.70, 0.70, 0.70, 0.70]
+    verdict = convergence(record(spiked, [6.0] * 20))
+    assert verdict.converged and verdict.r2_change == pytest.approx(0.0)
+    sliding = [0.9] * 14 + [0.70, -1.0, 0.66, 0.62, 0.58, 0.54]
+    assert not convergence(record(sliding, [6.0] * 20)).converged
