@@ -296,3 +296,31 @@ def test_the_shortcut_findings_count_runs_whose_eval_mode_loss_exceeds_the_train
         "Runs whose final loss in evaluation mode exceeds their training-mode loss over the last quarter by more "
         "than 0.5: small 1 of 2 ($R^2$ 0.20); large 0 of 1. The other 2 runs have gaps of -0.20–0.10 and "
         "$R^2$ 0.60–0.62.")
+
+
+def test_a_headline_cell_with_an_unconverged_run_is_also_trained_twice_as_long_and_shown_so(tmp_path):
+    from cldiv.synthetic.table1 import LONGER, longer_runs, longer_table
+
+    def record(config, r2):
+        n = config.iterations
+        return {"config": asdict(config), "metrics": {"r2": r2[-1]},
+                "curves": {"iteration": [n // 3, 2 * n // 3, n], "loss": [5.0] * 3, "r2": r2}}
+
+    flat, falling = [0.3, 0.3, 0.3], [0.4, 0.3, 0.2]
+    moving = [record(cell_config("violated", "patches", s, "paper"), falling if s == 1 else flat) for s in range(3)]
+    settled = [record(cell_config("holds", "linear", s, "paper"), [0.99] * 3) for s in range(3)]
+    found = {("violated", "patches"): ("paper", moving), ("holds", "linear"): ("paper", settled)}
+    store = ResultStore(tmp_path)
+    longer = longer_runs(found, store)
+    assert list(longer) == [("violated", "patches")]  # only the cell with a run still moving
+    runs, configs, stored = longer[("violated", "patches")]
+    assert runs == moving and stored == []
+    assert [c.iterations for c in configs] == [LONGER * 5000] * 3
+    assert configs[1] == with_overrides(cell_config("violated", "patches", 1, "paper"), iterations=LONGER * 5000)
+    table = longer_table(longer, found)
+    assert ("| patches violated | 5000 it: 0.27 ± 0.05 (2/3 converged) | 10000 it: not stored yet: `cldiv synthetic "
+            "--budget paper --processes patches --columns violated --seeds 3 --set iterations 10000` |") in table
+    for config in configs:  # the longer runs, settled at 0.25
+        store.save(config, record(config, [0.25] * 3), wall_time_s=1.0, device="cpu")
+    table = longer_table(longer_runs(found, store), found)
+    assert table.splitlines()[-1].endswith("| 10000 it: 0.25 ± 0.00 (3/3 converged) |")

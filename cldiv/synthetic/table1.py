@@ -196,6 +196,43 @@ def rerun_pairs(budget: str, processes: Iterable[str], seeds: int, rerun_at: str
     return pairs
 
 
+#: How many times its iterations a headline cell some of whose runs have not converged is also
+#: trained for, every seed of it, to show where its runs settle (synthetic chapter).
+LONGER = 2
+
+
+def longer_runs(found: dict, store) -> dict[tuple, tuple[list[dict], list[SyntheticConfig], list[dict]]]:
+    """For every cell of ``found`` (``cldiv.book.verdicts.find_runs``: cell -> (budget, runs)) some
+    of whose runs have not converged: (its runs, the same runs at LONGER times the iterations,
+    those of them that are stored)."""
+    out = {}
+    for cell, (_, runs) in found.items():
+        if not all(map(converged, runs)):
+            longer = [with_overrides(SyntheticConfig(**r["config"]), iterations=LONGER * r["config"]["iterations"])
+                      for r in runs]
+            out[cell] = (runs, longer, [r for r in map(store.load, longer) if r is not None])
+    return out
+
+
+def _r2_converged(records: list[dict]) -> str:
+    """'mean ± std (converged/runs)' of the held-out R^2."""
+    r2 = [r["metrics"]["r2"] for r in records]
+    return f"{np.mean(r2):.2f} ± {np.std(r2):.2f} ({sum(map(converged, records))}/{len(records)} converged)"
+
+
+def longer_table(longer: dict, found: dict) -> str:
+    """``longer_runs`` as a markdown table: per cell, R^2 over seeds and converged runs at the
+    headline's iterations and at LONGER times them, or the command that trains the longer runs."""
+    lines = [f"| cell | R² at the headline's iterations | R² at {LONGER}x the iterations |", "|---|---|---|"]
+    for (column, process), (runs, configs, stored) in longer.items():
+        later = _r2_converged(stored) if stored else (
+            f"not stored yet: `cldiv synthetic --budget {found[column, process][0]} --processes {process} --columns "
+            f"{column} --seeds {1 + max(c.seed for c in configs)} --set iterations {configs[0].iterations}`")
+        lines.append(f"| {process} {COLUMN_TITLES[column]} | {runs[0]['config']['iterations']} it: "
+                     f"{_r2_converged(runs)} | {configs[0].iterations} it: {later} |")
+    return "\n".join(lines)
+
+
 def companion_configs(budget: str = "cpu", processes: Iterable[str] = SYNTHETIC_PROCESSES) -> list[SyntheticConfig]:
     """The runs the chapters show besides Table 1's cells, for ``processes``: the errata variants
     (seed 0), the quarter-batch reruns of SMALL_BATCH_CELLS (seed 0), the Spiral inverse encoder's
