@@ -64,3 +64,27 @@ def test_one_spike_in_a_settled_curve_does_not_make_it_moving():
     assert verdict.converged and verdict.r2_change == pytest.approx(0.0)
     sliding = [0.9] * 14 + [0.70, -1.0, 0.66, 0.62, 0.58, 0.54]
     assert not convergence(record(sliding, [6.0] * 20)).converged
+
+
+def test_the_longer_runs_of_a_group_are_its_configs_at_twice_the_iterations_and_only_if_one_still_moves(tmp_path):
+    from dataclasses import asdict
+
+    from cldiv.book.store import ResultStore
+    from cldiv.config import with_overrides
+    from cldiv.synthetic.config import SyntheticConfig
+    from cldiv.synthetic.convergence import LONGER, longer_runs, r2_converged
+
+    def run(seed, r2, iterations=1000):
+        config = SyntheticConfig(process="monomial", latent_dim=10, d_fixed=8, seed=seed, iterations=iterations)
+        return config, {**record(r2, [6.0] * len(r2), iterations), "config": asdict(config), "metrics": {"r2": r2[-1]}}
+
+    moving = [run(0, [0.1] * 20), run(1, [0.1] * 14 + [0.1, 0.09, 0.08, 0.07, 0.06, 0.04])]
+    settled = [run(0, [0.9] * 20)]
+    store = ResultStore(tmp_path)
+    longer = longer_runs({"moving": [r for _, r in moving], "settled": [r for _, r in settled]}, store)
+    assert list(longer) == ["moving"] and LONGER == 2
+    runs, configs, stored = longer["moving"]
+    assert configs == [with_overrides(c, iterations=2000) for c, _ in moving] and stored == []
+    assert r2_converged(runs) == "0.07 ± 0.03 (1/2 converged)"
+    store.save(configs[0], run(0, [0.1] * 20, 2000)[1], wall_time_s=1.0, device="cpu")
+    assert [r["config"]["iterations"] for r in longer_runs({"moving": runs}, store)["moving"][2]] == [2000]

@@ -209,3 +209,33 @@ def test_sweep_endpoints_are_compared_with_table_1_cells_of_the_same_process_and
     assert set(rows) == {(0.0, "violated"), (1.0, "adapted")}
     assert rows[0.0, "violated"]["agrees"] and not rows[1.0, "adapted"]["agrees"]
     assert rows[1.0, "adapted"]["sweep"][:2] == pytest.approx((0.61, 0.01)) and rows[1.0, "adapted"]["converged"]
+
+
+def test_a_sweep_point_with_an_unconverged_run_gets_the_command_that_trains_it_twice_as_long(tmp_path):
+    from dataclasses import asdict
+
+    from cldiv.book.cli import parse_value
+    from cldiv.book.store import ResultStore
+    from cldiv.synthetic.convergence import longer_runs
+    from cldiv.synthetic.sweeps import longer_table, sweep_points
+
+    configs = sweep_configs("progressive_violation", "smoke", processes=["monomial"], d_fixed=[8, 9], seeds=2)
+
+    def record(config):  # the code-law point's seed 1 still falls over its last quarter
+        r2 = [0.3, 0.2, 0.1] if (config.positive_law, config.seed) == ("code", 1) else [0.1] * 3
+        n = config.iterations
+        return {"config": asdict(config), "metrics": {"r2": r2[-1]},
+                "curves": {"iteration": [n // 3, 2 * n // 3, n], "loss": [5.0] * 3, "r2": r2}}
+
+    points = sweep_points("progressive_violation", map(record, configs))
+    assert sorted(points) == [("monomial", "code", 9), ("monomial", "paper", 8), ("monomial", "paper", 9)]
+    longer = longer_runs(points, ResultStore(tmp_path))
+    assert list(longer) == [("monomial", "code", 9)]
+    table = longer_table("progressive_violation", longer, "smoke").splitlines()
+    assert table[2].startswith("| monomial / code, d_fixed = 9 | ")
+    command = table[2].split("`")[1].split()
+    assert command[:5] == ["cldiv", "sweep", "progressive_violation", "--budget", "smoke"]
+    params = {}  # the command's -p NAME VALUE pairs, read as the CLI reads them
+    for i in range(5, len(command), 3):
+        params[command[i + 1]] = parse_value(command[i + 2].strip('"'))
+    assert sweep_configs("progressive_violation", "smoke", **params) == longer[("monomial", "code", 9)][1]

@@ -35,6 +35,9 @@ from dataclasses import dataclass
 
 from scipy.stats import theilslopes
 
+from cldiv.config import with_overrides
+from cldiv.synthetic.config import SyntheticConfig
+
 R2_TOLERANCE = 0.02
 LOSS_TOLERANCE = 0.02
 #: The share of a run's iterations, counted from the end, over which it must have settled.
@@ -79,6 +82,44 @@ def convergence(record: dict) -> Convergence:
 
 def converged(record: dict) -> bool:
     return convergence(record).converged
+
+
+#: How many times its iterations a group of runs (a table cell, a sweep point) some of whose runs
+#: have not converged is also trained for, every run of it, to show where its runs settle.
+LONGER = 2
+
+
+def longer_runs(groups: dict, store) -> dict:
+    """For every group of ``groups`` (key -> stored runs) some of whose runs have not converged:
+    key -> (its runs, the same configs at LONGER times the iterations, those of them in ``store``)."""
+    out = {}
+    for key, runs in groups.items():
+        if not all(map(converged, runs)):
+            longer = [with_overrides(SyntheticConfig(**r["config"]), iterations=LONGER * r["config"]["iterations"])
+                      for r in runs]
+            out[key] = (runs, longer, [r for r in map(store.load, longer) if r is not None])
+    return out
+
+
+def r2_converged(records: list[dict]) -> str:
+    """'mean ± std (converged/runs converged)' of the held-out R^2 of ``records``."""
+    r2 = [r["metrics"]["r2"] for r in records]
+    return (f"{statistics.fmean(r2):.2f} ± {statistics.pstdev(r2):.2f} "
+            f"({sum(map(converged, records))}/{len(records)} converged)")
+
+
+def longer_markdown(rows: list[tuple[str, tuple, str]], first: str, iterations_of: str) -> str:
+    """A markdown table of ``longer_runs`` entries, one row per (label, entry, command): R^2 over
+    seeds and converged runs at the runs' iterations and at LONGER times them, or, while none of the
+    longer runs is stored, ``command``, which trains them. ``first``: the first column's title;
+    ``iterations_of``: whose iterations the runs have ("the headline's")."""
+    lines = [f"| {first} | R² at {iterations_of} iterations | R² at {LONGER}x the iterations |", "|---|---|---|"]
+    for label, (runs, configs, stored), command in rows:
+        partly = f"; {len(stored)} of {len(configs)} runs stored" if 0 < len(stored) < len(configs) else ""
+        later = r2_converged(stored) + partly if stored else f"not stored yet: `{command}`"
+        lines.append(f"| {label} | {runs[0]['config']['iterations']} it: {r2_converged(runs)} | "
+                     f"{configs[0].iterations} it: {later} |")
+    return "\n".join(lines)
 
 
 #: How far a run's final loss (evaluation mode, fresh batch) may exceed its training-mode loss over

@@ -29,7 +29,7 @@ from cldiv.generators import SYNTHETIC_PROCESSES
 from cldiv.book.executor import EXECUTORS, grid, run_sweep
 from cldiv.synthetic.table1 import summarise
 from cldiv.synthetic.train import run_synthetic
-from cldiv.synthetic.convergence import NOT_CONVERGED_MARK, converged
+from cldiv.synthetic.convergence import NOT_CONVERGED_MARK, converged, longer_markdown
 
 SWEEPS = ("constraint_ratio", "progressive_violation")
 
@@ -241,6 +241,36 @@ def markdown_summary(name: str, records: Iterable[dict], metric: str = "r2", dig
     lines.append(f"\n{NOT_CONVERGED_MARK} not every run of the point has converged ({unsettled} of {total} points; "
                  "cldiv.synthetic.convergence)." if unsettled else f"\nEvery run of all {total} points has converged.")
     return "\n".join(lines)
+
+
+def sweep_points(name: str, records: Iterable[dict]) -> dict[tuple, list[dict]]:
+    """The runs of each grid point of sweep ``name``: key (the ``SWEEP_CURVE`` fields, then the
+    ``SWEEP_AXIS`` value) -> records."""
+    check_choice("sweep", name, SWEEPS)
+    keys = (*SWEEP_CURVE[name], SWEEP_AXIS[name])
+    points: dict[tuple, list[dict]] = {}
+    for record in records:
+        points.setdefault(tuple(record["config"].get(f, _DEFAULTS[f]) for f in keys), []).append(record)
+    return points
+
+
+#: The ``sweep_configs`` axis that selects one value of a grid field; other fields are overrides.
+_SWEEP_PARAM = {"process": "processes", "encoder": "encoders", "rho": "rhos", "d_fixed": "d_fixed"}
+
+
+def longer_table(name: str, longer: dict, budget: str) -> str:
+    """``cldiv.synthetic.convergence.longer_runs`` of the points of sweep ``name`` (``sweep_points``)
+    as a markdown table (``longer_markdown``), with the ``cldiv sweep`` command that trains a
+    point's longer runs."""
+    fields_of_key = (*SWEEP_CURVE[name], SWEEP_AXIS[name])
+    rows = []
+    for key, entry in longer.items():
+        point = " ".join(f'-p {_SWEEP_PARAM[f]} "[{v!r}]"' if f in _SWEEP_PARAM else f"-p {f} {v}"
+                         for f, v in zip(fields_of_key, key))
+        command = (f"cldiv sweep {name} --budget {budget} {point} -p seeds {1 + max(c.seed for c in entry[1])} "
+                   f"-p iterations {entry[1][0].iterations}")
+        rows.append((" / ".join(map(str, key[:-1])) + f", {SWEEP_AXIS[name]} = {key[-1]:g}", entry, command))
+    return longer_markdown(rows, "point", "the sweep's")
 
 
 def format_summary(name: str, records: list[dict]) -> str:

@@ -22,7 +22,7 @@ import numpy as np
 from cldiv.config import check_choice, with_overrides
 from cldiv import budgets
 from cldiv.synthetic.config import SyntheticConfig
-from cldiv.synthetic.convergence import NOT_CONVERGED_MARK, converged
+from cldiv.synthetic.convergence import NOT_CONVERGED_MARK, converged, longer_markdown
 from cldiv.encoders import INVERSE_ENCODERS
 from cldiv.published import published
 from cldiv.generators import SYNTHETIC_PROCESSES
@@ -196,41 +196,15 @@ def rerun_pairs(budget: str, processes: Iterable[str], seeds: int, rerun_at: str
     return pairs
 
 
-#: How many times its iterations a headline cell some of whose runs have not converged is also
-#: trained for, every seed of it, to show where its runs settle (synthetic chapter).
-LONGER = 2
-
-
-def longer_runs(found: dict, store) -> dict[tuple, tuple[list[dict], list[SyntheticConfig], list[dict]]]:
-    """For every cell of ``found`` (``cldiv.book.verdicts.find_runs``: cell -> (budget, runs)) some
-    of whose runs have not converged: (its runs, the same runs at LONGER times the iterations,
-    those of them that are stored)."""
-    out = {}
-    for cell, (_, runs) in found.items():
-        if not all(map(converged, runs)):
-            longer = [with_overrides(SyntheticConfig(**r["config"]), iterations=LONGER * r["config"]["iterations"])
-                      for r in runs]
-            out[cell] = (runs, longer, [r for r in map(store.load, longer) if r is not None])
-    return out
-
-
-def _r2_converged(records: list[dict]) -> str:
-    """'mean ± std (converged/runs)' of the held-out R^2."""
-    r2 = [r["metrics"]["r2"] for r in records]
-    return f"{np.mean(r2):.2f} ± {np.std(r2):.2f} ({sum(map(converged, records))}/{len(records)} converged)"
-
-
 def longer_table(longer: dict, found: dict) -> str:
-    """``longer_runs`` as a markdown table: per cell, R^2 over seeds and converged runs at the
-    headline's iterations and at LONGER times them, or the command that trains the longer runs."""
-    lines = [f"| cell | R² at the headline's iterations | R² at {LONGER}x the iterations |", "|---|---|---|"]
-    for (column, process), (runs, configs, stored) in longer.items():
-        later = _r2_converged(stored) if stored else (
-            f"not stored yet: `cldiv synthetic --budget {found[column, process][0]} --processes {process} --columns "
-            f"{column} --seeds {1 + max(c.seed for c in configs)} --set iterations {configs[0].iterations}`")
-        lines.append(f"| {process} {COLUMN_TITLES[column]} | {runs[0]['config']['iterations']} it: "
-                     f"{_r2_converged(runs)} | {configs[0].iterations} it: {later} |")
-    return "\n".join(lines)
+    """``cldiv.synthetic.convergence.longer_runs`` of the headline cells (``found``:
+    ``cldiv.book.verdicts.find_runs``) as a markdown table (``longer_markdown``), with the
+    ``cldiv synthetic`` command that trains a cell's longer runs."""
+    rows = [(f"{process} {COLUMN_TITLES[column]}", entry,
+             f"cldiv synthetic --budget {found[column, process][0]} --processes {process} --columns {column} "
+             f"--seeds {1 + max(c.seed for c in entry[1])} --set iterations {entry[1][0].iterations}")
+            for (column, process), entry in longer.items()]
+    return longer_markdown(rows, "cell", "the headline's")
 
 
 def companion_configs(budget: str = "cpu", processes: Iterable[str] = SYNTHETIC_PROCESSES) -> list[SyntheticConfig]:
