@@ -229,10 +229,11 @@ def test_a_sweep_point_with_an_unconverged_run_gets_the_command_that_trains_it_t
 
     points = sweep_points("progressive_violation", map(record, configs))
     assert sorted(points) == [("monomial", "code", 9), ("monomial", "paper", 8), ("monomial", "paper", 9)]
-    longer = longer_runs(points, ResultStore(tmp_path))
+    store = ResultStore(tmp_path)
+    longer = longer_runs(points, store)
     assert list(longer) == [("monomial", "code", 9)]
-    table = longer_table("progressive_violation", longer, "smoke").splitlines()
-    assert table[2].startswith("| monomial / code, d_fixed = 9 | ")
+    table = longer_table("progressive_violation", map(record, configs), "smoke", store).splitlines()
+    assert len(table) == 3 and table[2].startswith("| monomial / code, d_fixed = 9 | ")
     command = table[2].split("`")[1].split()
     assert command[:5] == ["cldiv", "sweep", "progressive_violation", "--budget", "smoke"]
     params = {}  # the command's -p NAME VALUE pairs, read as the CLI reads them

@@ -299,7 +299,7 @@ def test_the_shortcut_findings_count_runs_whose_eval_mode_loss_exceeds_the_train
 
 
 def test_a_headline_cell_with_an_unconverged_run_is_also_trained_twice_as_long_and_shown_so(tmp_path):
-    from cldiv.synthetic.convergence import LONGER, longer_runs
+    from cldiv.synthetic.convergence import LONGER
     from cldiv.synthetic.table1 import longer_table
 
     def record(config, r2):
@@ -310,17 +310,16 @@ def test_a_headline_cell_with_an_unconverged_run_is_also_trained_twice_as_long_a
     flat, falling = [0.3, 0.3, 0.3], [0.4, 0.3, 0.2]
     moving = [record(cell_config("violated", "patches", s, "paper"), falling if s == 1 else flat) for s in range(3)]
     settled = [record(cell_config("holds", "linear", s, "paper"), [0.99] * 3) for s in range(3)]
-    found = {("violated", "patches"): ("paper", moving), ("holds", "linear"): ("paper", settled)}
     store = ResultStore(tmp_path)
-    longer = longer_runs({cell: runs for cell, (_, runs) in found.items()}, store)
-    assert list(longer) == [("violated", "patches")]  # only the cell with a run still moving
-    runs, configs, stored = longer[("violated", "patches")]
-    assert runs == moving and stored == []
-    assert configs[1] == with_overrides(cell_config("violated", "patches", 1, "paper"), iterations=LONGER * 5000)
-    assert ("| patches violated | 5000 it: 0.27 ± 0.05 (2/3 converged) | 10000 it: not stored yet: `cldiv synthetic "
-            "--budget paper --processes patches --columns violated --seeds 3 --set iterations 10000` |"
-            ) in longer_table(longer, found)
-    for config in configs[:2]:  # two of the longer runs, settled at 0.25
+    assert longer_table({("holds", "linear"): ("paper", settled)}, store) == ""  # every run converged
+    found = {("violated", "patches"): ("paper", moving), ("holds", "linear"): ("paper", settled)}
+    table = longer_table(found, store).splitlines()
+    assert len(table) == 3  # only the cell with a run still moving
+    assert table[2] == ("| patches violated | 5000 it: 0.27 ± 0.05 (2/3 converged) | 10000 it: not stored yet: "
+                        "`cldiv synthetic --budget paper --processes patches --columns violated --seeds 3 --set "
+                        "iterations 10000` |")
+    for s in range(2):  # two of the longer runs, settled at 0.25
+        config = with_overrides(cell_config("violated", "patches", s, "paper"), iterations=LONGER * 5000)
         store.save(config, record(config, [0.25] * 3), wall_time_s=1.0, device="cpu")
-    table = longer_table(longer_runs({cell: runs for cell, (_, runs) in found.items()}, store), found)
-    assert table.splitlines()[-1].endswith("| 10000 it: 0.25 ± 0.00 (2/2 converged); 2 of 3 runs stored |")
+    assert longer_table(found, store).splitlines()[-1].endswith(
+        "| 10000 it: 0.25 ± 0.00 (2/2 converged); 2 of 3 runs stored |")

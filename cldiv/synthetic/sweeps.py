@@ -29,7 +29,7 @@ from cldiv.generators import SYNTHETIC_PROCESSES
 from cldiv.book.executor import EXECUTORS, grid, run_sweep
 from cldiv.synthetic.table1 import summarise
 from cldiv.synthetic.train import run_synthetic
-from cldiv.synthetic.convergence import NOT_CONVERGED_MARK, converged, longer_markdown
+from cldiv.synthetic.convergence import NOT_CONVERGED_MARK, converged, longer_markdown, longer_runs
 
 SWEEPS = ("constraint_ratio", "progressive_violation")
 
@@ -258,19 +258,20 @@ def sweep_points(name: str, records: Iterable[dict]) -> dict[tuple, list[dict]]:
 _SWEEP_PARAM = {"process": "processes", "encoder": "encoders", "rho": "rhos", "d_fixed": "d_fixed"}
 
 
-def longer_table(name: str, longer: dict, budget: str) -> str:
-    """``cldiv.synthetic.convergence.longer_runs`` of the points of sweep ``name`` (``sweep_points``)
-    as a markdown table (``longer_markdown``), with the ``cldiv sweep`` command that trains a
-    point's longer runs."""
+def longer_table(name: str, records: Iterable[dict], budget: str, store) -> str:
+    """The points of sweep ``name`` (``sweep_points`` of ``records``) some of whose runs have not
+    converged, with their runs at LONGER times the iterations from ``store``
+    (``cldiv.synthetic.convergence.longer_runs``), as a markdown table (``longer_markdown``) with the
+    ``cldiv sweep`` command that trains a point's longer runs; "" if every run has converged."""
     fields_of_key = (*SWEEP_CURVE[name], SWEEP_AXIS[name])
     rows = []
-    for key, entry in longer.items():
+    for key, entry in longer_runs(sweep_points(name, records), store).items():
         point = " ".join(f'-p {_SWEEP_PARAM[f]} "[{v!r}]"' if f in _SWEEP_PARAM else f"-p {f} {v}"
                          for f, v in zip(fields_of_key, key))
         command = (f"cldiv sweep {name} --budget {budget} {point} -p seeds {1 + max(c.seed for c in entry[1])} "
                    f"-p iterations {entry[1][0].iterations}")
         rows.append((" / ".join(map(str, key[:-1])) + f", {SWEEP_AXIS[name]} = {key[-1]:g}", entry, command))
-    return longer_markdown(rows, "point", "the sweep's")
+    return longer_markdown(rows, "point", "the sweep's") if rows else ""
 
 
 def format_summary(name: str, records: list[dict]) -> str:

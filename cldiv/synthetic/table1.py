@@ -22,7 +22,7 @@ import numpy as np
 from cldiv.config import check_choice, with_overrides
 from cldiv import budgets
 from cldiv.synthetic.config import SyntheticConfig
-from cldiv.synthetic.convergence import NOT_CONVERGED_MARK, converged, longer_markdown
+from cldiv.synthetic.convergence import NOT_CONVERGED_MARK, converged, longer_markdown, longer_runs
 from cldiv.encoders import INVERSE_ENCODERS
 from cldiv.published import published
 from cldiv.generators import SYNTHETIC_PROCESSES
@@ -196,15 +196,17 @@ def rerun_pairs(budget: str, processes: Iterable[str], seeds: int, rerun_at: str
     return pairs
 
 
-def longer_table(longer: dict, found: dict) -> str:
-    """``cldiv.synthetic.convergence.longer_runs`` of the headline cells (``found``:
-    ``cldiv.book.verdicts.find_runs``) as a markdown table (``longer_markdown``), with the
-    ``cldiv synthetic`` command that trains a cell's longer runs."""
+def longer_table(found: dict, store) -> str:
+    """The headline cells (``found``: ``cldiv.book.verdicts.find_runs``) some of whose runs have not
+    converged, with their runs at LONGER times the iterations from ``store``
+    (``cldiv.synthetic.convergence.longer_runs``), as a markdown table (``longer_markdown``) with the
+    ``cldiv synthetic`` command that trains a cell's longer runs; "" if every run has converged."""
+    longer = longer_runs({cell: runs for cell, (_, runs) in found.items()}, store)
     rows = [(f"{process} {COLUMN_TITLES[column]}", entry,
              f"cldiv synthetic --budget {found[column, process][0]} --processes {process} --columns {column} "
              f"--seeds {1 + max(c.seed for c in entry[1])} --set iterations {entry[1][0].iterations}")
             for (column, process), entry in longer.items()]
-    return longer_markdown(rows, "cell", "the headline's")
+    return longer_markdown(rows, "cell", "the headline's") if rows else ""
 
 
 def companion_configs(budget: str = "cpu", processes: Iterable[str] = SYNTHETIC_PROCESSES) -> list[SyntheticConfig]:
