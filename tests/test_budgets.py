@@ -51,7 +51,7 @@ def test_the_budget_table_shows_each_budget_with_the_config_default_where_a_budg
                                                 "precision": (None, "precision")})
     lines = table.splitlines()
     assert lines[0] == "| | paper | cpu | smoke |"
-    assert "| anchor_groups | 0 | 16 | 4 |" in lines
+    assert "| anchor_groups | 0 | 64 | 4 |" in lines
     assert "| precision | fp32 | fp32 | fp32 |" in lines
     assert "| rhos | 0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1 | 0, 0.2, 0.5, 0.8, 1 | 0, 1 |" in lines
     assert lines[-1] == "| runs per cell | 5 | 3 | 2 |"

@@ -40,6 +40,23 @@ def test_the_constraint_ratio_sweep_ends_agree_with_table_1_cells_at_the_same_se
     rows = endpoint_agreement([store.load(c) for c in configs], [store.load(c) for c in companions])
     assert len(rows) == 5 + 4 + 5  # violated and adapted per process; inverse where there is an inverse encoder
     assert [r for r in rows if not r["agrees"]] == []
+    # rho = 1 with the MLP: the sweep's runs are the paper budget's Table 1 adapted cells themselves
+    assert sorted((r["rho"], r["encoder"]) for r in rows if r["same"]) == [(1.0, "mlp")] * 5
+
+
+def test_the_constraint_ratio_chapter_finds_every_cpu_run_stored():
+    # the book builds from the store: a missing run would be trained during the build
+    from cldiv.book.chapters import chapter_parameters
+    from cldiv.synthetic.sweeps import endpoint_companions, sharing_configs, sweep_configs
+
+    chapter = chapter_parameters("constraint_ratio")
+    configs = sweep_configs("constraint_ratio", chapter["budget"])
+    seeds = budget("constraint_ratio", chapter["budget"]).seeds
+    needed = (configs + endpoint_companions(configs)
+              + sharing_configs(configs[0], chapter["processes"][0], chapter["group_sizes"], seeds))
+    store = ResultStore(RESULTS, read_only=True)
+    missing = [c for c in needed if store.load(c) is None]
+    assert not missing, f"{len(missing)} constraint-ratio runs missing: cldiv sweep constraint_ratio --budget cpu"
 
 
 def test_the_cifar10_chapter_finds_every_cpu_run_stored_and_its_training_settled():

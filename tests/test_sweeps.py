@@ -11,6 +11,7 @@ from cldiv.encoders import MLPEncoder
 from cldiv.book.store import REPO_ROOT
 from cldiv.sphere import grouped_uniform_sphere
 from cldiv.budgets import PAPER_10D_WIDTHS
+from cldiv.synthetic import findings
 from cldiv.synthetic.sweeps import (endpoint_agreement, markdown_summary, run_named_sweep, summary_rows,
                           sweep_configs)
 from cldiv.synthetic.train import build_model, contrastive_loss, make_step, sample_batch
@@ -193,13 +194,32 @@ def test_the_endpoint_companions_are_the_sweep_runs_with_table_1_samplers():
         ("adapted", "identity"), ("adapted", "invertible_mlp"), ("inverse", "identity"),
         ("violated", "identity"), ("violated", "invertible_mlp")]
     for c in companions:
-        assert (c.batch_size, c.n_negatives, c.iterations, c.anchor_groups) == (16, 32, 4000, 0)
-    # at the cpu budget rho = 1 with the MLP is the synthetic benchmark's adapted cell itself
-    assert cell_config("adapted", "identity", 0, "cpu") in companions
+        assert (c.batch_size, c.n_negatives, c.iterations) == (256, 64, 8000)
+        assert c.anchor_groups == (64 if column_of(c) == "adapted" else 0)
+    # at the cpu budget rho = 1 with the MLP is the paper budget's adapted cell itself: its own companion
+    assert cell_config("adapted", "identity", 0, "paper") in companions
+    assert cell_config("adapted", "identity", 0, "paper") in configs
+    # elsewhere (smoke: 4 groups of 4 anchors) the adapted companion has per-anchor negatives
+    smoke = endpoint_companions(sweep_configs("constraint_ratio", "smoke", processes=["identity"], encoders=["mlp"],
+                                              seeds=1))
+    assert [c.anchor_groups for c in smoke if column_of(c) == "adapted"] == [0]
+
+
+def test_an_end_that_is_a_table_1_cell_is_marked_same_and_left_out_of_the_test_level():
+    corrected = dict(d_fixed=1, loss="support_corrected")
+    adapted = [_run(0.60 + 0.01 * s, s, rho=1.0, **corrected) for s in range(3)]
+    sweep = [_run(0.05 + 0.01 * s, s, rho=0.0, **corrected) for s in range(3)] + adapted
+    table = [_run(0.06 + 0.01 * s, s, d_fixed=1) for s in range(3)] + adapted
+    rows = {r["column"]: r for r in endpoint_agreement(sweep, table)}
+    assert rows["adapted"]["same"] and rows["adapted"]["agrees"] and not rows["violated"]["same"]
+    text = findings.endpoint_findings(list(rows.values()))
+    assert "in 1 of 1 cases" in text and "level 0.05 / 1" in text
+    assert "(identity / mlp at ρ = 1) the sweep's runs are Table 1's cells themselves" in text
+    assert "| same runs |" in findings.endpoint_table(list(rows.values()))
 
 
 def test_sweep_endpoints_are_compared_with_table_1_cells_of_the_same_process_and_encoder():
-    corrected = dict(d_fixed=1, loss="support_corrected")
+    corrected = dict(d_fixed=1, loss="support_corrected", anchor_groups=4)  # Table 1: per-anchor negatives
     sweep = ([_run(0.05 + 0.01 * s, s, rho=0.0, **corrected) for s in range(3)]
              + [_run(0.60 + 0.01 * s, s, rho=1.0, **corrected) for s in range(3)]
              + [_run(0.40, s, rho=0.5, **corrected) for s in range(3)])  # not an endpoint

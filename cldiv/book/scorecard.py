@@ -241,8 +241,10 @@ def assess_constraint_sweep(store: ResultStore) -> Assessment:
     runs = [run for _, cell in found.values() for run in cell]
     companions = [store.load(c) for c in endpoint_companions(SyntheticConfig(**r["config"]) for r in runs)]
     ends = endpoint_agreement(runs, [r for r in companions if r is not None])
-    ends_text = f"; ends agree with Table 1 cells at the same settings: {sum(r['agrees'] for r in ends)}/{len(ends)}" \
-        if ends else ""
+    separate = [r for r in ends if not r["same"]]
+    same = f" ({len(ends) - len(separate)} more are Table 1's cells themselves)" if len(separate) < len(ends) else ""
+    ends_text = (f"; ends agree with Table 1 cells at the same settings: {sum(r['agrees'] for r in separate)}/"
+                 f"{len(separate)}{same}") if ends else ""
     ours = (f"{'; '.join(parts)}; ρ = 1 vs Table 1: {compared}{ends_text}; {len(found)}/{grid} cells of the paper's "
             f"grid (ρ ∈ {{{', '.join(f'{r:g}' for r in rhos)}}})")
     return Assessment(verdict, describe_budget(found.values()), paper, ours, disagreements=tuple(tally.disagreements))

@@ -256,26 +256,37 @@ def endpoint_table(rows: list[dict]) -> str:
     for r in rows:
         lines.append(f"| {r['process']} / {r['encoder']} | {r['rho']:g} | {fmt(r['sweep'][:2])} ({r['sweep'][2]}) | "
                      f"{COLUMN_TITLES[r['column']]} | {fmt(r['table1'][:2])} ({r['table1'][2]}) | "
-                     f"{'yes' if r['agrees'] else '**no**'} | {'yes' if r['converged'] else 'no'} |")
+                     f"{'same runs' if r.get('same') else 'yes' if r['agrees'] else '**no**'} | "
+                     f"{'yes' if r['converged'] else 'no'} |")
     return "\n".join(lines)
 
 
 def endpoint_findings(rows: list[dict]) -> str:
-    """The endpoint comparison in words: how many agree, and every one that does not, with numbers."""
+    """The endpoint comparison in words: how many agree, every one that does not, with numbers, and
+    the ends that are Table 1's cells themselves (``same`` rows)."""
     if not rows:
         return "No endpoint of the sweep has a Table 1 cell with two runs or more at its settings yet."
-    disagree = [r for r in rows if not r["agrees"]]
+    same = [r for r in rows if r.get("same")]
+    separate = [r for r in rows if not r.get("same")]
+    disagree = [r for r in separate if not r["agrees"]]
     unsettled = [r for r in rows if not r["converged"]]
-    text = (f"At its ends the sweep agrees with Table 1's cells run at the same settings in {len(rows) - len(disagree)} "
-            f"of {len(rows)} cases (the scorecard's rule: within 0.02, or a Welch test that does not reject equal "
-            f"means, at level 0.05 / {len(rows)} because the claim is that every end agrees)")
-    if disagree:
-        text += "; it does not for " + "; ".join(
-            f"{r['process']} / {r['encoder']} at ρ = {r['rho']:g} ({r['sweep'][0]:.2f} against {r['table1'][0]:.2f})"
-            for r in disagree)
-    text += "." + (f" In {len(unsettled)} of these cases not every run has converged." if unsettled else
-                   " Every run of both has converged.")
-    return text
+    text = ""
+    if separate:
+        text = (f"At its ends the sweep agrees with Table 1's cells run at the same settings in "
+                f"{len(separate) - len(disagree)} of {len(separate)} cases (the scorecard's rule: within 0.02, or a "
+                f"Welch test that does not reject equal means, at level 0.05 / {len(separate)} because the claim is "
+                "that every end agrees)")
+        if disagree:
+            text += "; it does not for " + "; ".join(
+                f"{r['process']} / {r['encoder']} at ρ = {r['rho']:g} ({r['sweep'][0]:.2f} against {r['table1'][0]:.2f})"
+                for r in disagree)
+        text += ". "
+    if same:
+        text += (f"In {len(same)} case{'s' if len(same) > 1 else ''} ("
+                 + ", ".join(f"{r['process']} / {r['encoder']} at ρ = {r['rho']:g}" for r in same)
+                 + ") the sweep's runs are Table 1's cells themselves, so there is nothing to compare. ")
+    return text + (f"In {len(unsettled)} of the {len(rows)} cases not every run has converged." if unsettled else
+                   "Every run of both has converged.")
 
 
 def sharing_findings(sizes: dict[int, list[float]]) -> str:

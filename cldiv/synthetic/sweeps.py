@@ -16,6 +16,7 @@ standard deviation over seeds per grid point.
 
 from __future__ import annotations
 
+import json
 from dataclasses import fields
 from typing import Any, Iterable
 
@@ -148,28 +149,48 @@ def endpoint_companions(configs: Iterable[SyntheticConfig]) -> list[SyntheticCon
 
     For each run at rho = 0 or 1 whose (rho, encoder) is in ENDPOINT_COLUMNS, the same run with
     Table 1's sampler: InfoNCE with independent anchors and shared negatives (violated, inverse),
-    or the support-corrected loss with per-anchor negatives (adapted). No config twice.
+    or the support-corrected loss with per-anchor negatives (adapted) -- unless the run is itself a
+    budget's Table 1 adapted cell (``is_table1_cell``), which is then its own companion. No config twice.
     """
     out = []
     for config in configs:
         column = ENDPOINT_COLUMNS.get((config.rho, config.encoder))
         if column == "adapted":
-            out.append(with_overrides(config, anchor_groups=0))
+            out.append(config if is_table1_cell(config) else with_overrides(config, anchor_groups=0))
         elif column is not None:
             out.append(with_overrides(config, loss="infonce", rho=1.0, anchor_groups=0))
     return list(dict.fromkeys(out))
+
+
+def is_table1_cell(config: SyntheticConfig) -> bool:
+    """Whether ``config`` is a run of Table 1's adapted column under one of the synthetic budgets
+    (the cpu budget's sweep at rho = 1 with the MLP is the paper budget's adapted cell)."""
+    from cldiv.synthetic.table1 import cell_config
+
+    return config.process in SYNTHETIC_PROCESSES and any(
+        config == cell_config("adapted", config.process, config.seed, name) for name in budgets.BUDGET_NAMES)
+
+
+def sharing_configs(base: SyntheticConfig, process: str, group_sizes: Iterable[int], seeds: int) -> list[SyntheticConfig]:
+    """The MLP runs of the constraint-ratio chapter's "price of sharing": ``base`` at rho = 0 for
+    ``process``, anchors in groups of each size in ``group_sizes`` (1: independent anchors; each
+    must divide ``base.batch_size``), seeds 0 .. seeds-1."""
+    return [with_overrides(base, process=process, encoder="mlp", rho=0.0, seed=seed,
+                           anchor_groups=base.batch_size // size)
+            for size in dict.fromkeys([1, *group_sizes]) for seed in range(seeds)]
 
 
 def endpoint_agreement(sweep_records: Iterable[dict], table_records: Iterable[dict], metric: str = "r2") -> list[dict]:
     """The constraint-ratio sweep's endpoints against Table 1's cells of the same process and encoder.
 
     One row per sweep (process, encoder, rho) in ENDPOINT_COLUMNS whose Table 1 cell has two runs or
-    more: both means and standard deviations, the runs, whether every run of both converged, and
+    more: both means and standard deviations, the runs, whether every run of both converged, whether
+    the two are the ``same`` runs (the sweep's point is a Table 1 cell, ``endpoint_companions``), and
     whether they agree by the scorecard's rule (``cldiv.book.verdicts.cell_agrees``: within the
     floor, or Welch's t-test does not reject equal means), the Table 1 cell in the published one's
     place. The claim is that *every* end agrees, so the test's level is Bonferroni-corrected over the
-    rows (SIGNIFICANCE / number of rows); with one test per row at 0.05, 14 ends drawn from equal
-    laws would show a spurious disagreement about half the time.
+    rows that are separate runs (SIGNIFICANCE / their number); with one test per row at 0.05, 14 ends
+    drawn from equal laws would show a spurious disagreement about half the time. Same runs agree.
     """
     from cldiv.book.verdicts import SIGNIFICANCE, cell_agrees
     from cldiv.synthetic.table1 import column_of
@@ -183,18 +204,25 @@ def endpoint_agreement(sweep_records: Iterable[dict], table_records: Iterable[di
         sweep.setdefault((config["process"], config["encoder"], float(config["rho"])), []).append(record)
     pairs = [(key, runs, table.get((ENDPOINT_COLUMNS[key[2], key[1]], key[0]), []))
              for key, runs in sorted(sweep.items()) if (key[2], key[1]) in ENDPOINT_COLUMNS]
-    pairs = [(key, runs, cell) for key, runs, cell in pairs if len(cell) >= 2]
+    pairs = [(key, runs, cell, sorted(map(_config_key, runs)) == sorted(map(_config_key, cell)))
+             for key, runs, cell in pairs if len(cell) >= 2]
+    tests = max(1, sum(not same for *_, same in pairs))
     rows = []
-    for (process, encoder, rho), runs, cell in pairs:
+    for (process, encoder, rho), runs, cell, same in pairs:
         ours, theirs = ([r["metrics"][metric] for r in group] for group in (runs, cell))
         reference = (float(np.mean(theirs)), float(np.std(theirs, ddof=1)))
         rows.append({"process": process, "encoder": encoder, "rho": rho, "column": ENDPOINT_COLUMNS[rho, encoder],
                      "sweep": (float(np.mean(ours)), float(np.std(ours, ddof=1)) if len(ours) > 1 else 0.0, len(ours)),
                      "table1": (*reference, len(theirs)),
-                     "converged": all(converged(r) for r in runs + cell),
-                     "agrees": cell_agrees(ours, reference, metric, runs=len(theirs),
-                                           significance=SIGNIFICANCE / len(pairs))})
+                     "converged": all(converged(r) for r in runs + cell), "same": same,
+                     "agrees": same or cell_agrees(ours, reference, metric, runs=len(theirs),
+                                                   significance=SIGNIFICANCE / tests)})
     return rows
+
+
+def _config_key(record: dict) -> str:
+    """A record's config as a canonical string, to tell whether two lists hold the same runs."""
+    return json.dumps(record["config"], sort_keys=True)
 
 
 #: The grid axis of each sweep (the x-axis of its figure) and the fields that make a curve.
