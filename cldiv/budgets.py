@@ -79,10 +79,10 @@ BUDGETS: dict[str, dict[str, Budget]] = {
         # runs; the adapted-budget study, at 8x and 16x the adapted cells' compute, is a large
         # part). Batch and negatives 2000 -> 1024 (256 for the inverse encoders, which have a few
         # thousand parameters); iterations 5000 -> 2000 (holds) and 1000 (the rest); adapted cells
-        # 16 anchors x 32 negatives each, 4000 iterations (at 400 most had not converged; the
-        # paper budget's adapted cells are the constraint-ratio sweep's rho = 1 runs). At batch 256 the Linear "violated" cell
-        # leaves its R^2 ~ 1/3 plateau only slowly; Patches "holds" ends near 0.97 at either batch
-        # (synthetic chapter, "Batch size against iterations"). The code's MLP block order.
+        # 16 anchors x 32 negatives each, 4000 iterations (at 400 most had not converged). At
+        # batch 256 the Linear "violated" cell leaves its R^2 ~ 1/3 plateau only slowly; Patches
+        # "holds" ends near 0.97 at either batch (synthetic chapter, "Batch size against
+        # iterations"). The code's MLP block order.
         "cpu": Budget(
             seeds=5,
             config={"batch_size": 1024, "n_negatives": 1024, "iterations": 1000, "eval_every": 50,
