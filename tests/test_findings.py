@@ -54,6 +54,9 @@ def test_constraint_ratio_findings_name_the_interior_optimum_and_the_inverse_enc
     assert f"against {published('r2', 'adapted', 'identity')[0]:.2f} in Table 1's" in text
     assert "identity is best at $\\rho = 0.5$ (0.70, against 0.30 at $\\rho = 0$ and 0.60 at $\\rho = 1$)" in text
     assert "the inverse encoders go from identity 0.95 at $\\rho = 0$ to identity 0.70 at $\\rho = 1$" in text
+    # an interior mean within the floor (0.02) of an end is no optimum
+    rows["identity", "mlp"][0.5] = (0.61, 0, 5)
+    assert "best at" not in constraint_ratio_findings(rows, ["identity"], [0.0, 0.5, 1.0], 300, None)
 
 
 def test_rerun_findings_compare_with_the_published_value_and_count_the_mirrored_seeds():

@@ -202,7 +202,8 @@ def constraint_ratio_findings(rows: dict, processes: Iterable[str], rhos: Iterab
                               spiral_violated: float | None) -> str:
     """The constraint-ratio sweep in words. rows: ``summary_rows("constraint_ratio", ...)``, (process,
     encoder) -> {rho: (mean, std, n)}; spiral_violated: mean R^2 of Table 1's violated Spiral runs at
-    the committed budget (None if there are none)."""
+    the committed budget (None if there are none). An interior rho is named best only where its mean
+    R^2 beats both ends by more than the scorecard's floor (``cldiv.book.verdicts.FLOOR``)."""
     processes, rhos = list(processes), sorted(rhos)
     lo, hi = rhos[0], rhos[-1]
 
@@ -222,9 +223,13 @@ def constraint_ratio_findings(rows: dict, processes: Iterable[str], rhos: Iterab
             f"processes, against {_range((published('r2', 'adapted', p)[0] for p in at_one), 2)} in Table 1's "
             "*adapted* column: correcting the support makes the loss reward the right structure on each fibre, but it "
             "does not bring the low-bias encoder near the $R^2 \\approx 1$ it reaches when diversity holds.")
-    interior = [p for p in processes if best(p, "mlp") not in (None, lo, hi)]
+    from cldiv.book.verdicts import FLOOR
+
+    interior = [p for p in processes if best(p, "mlp") not in (None, lo, hi)
+                and r2(p, "mlp", best(p, "mlp")) - max(r2(p, "mlp", lo), r2(p, "mlp", hi)) > FLOOR["r2"]]
     if interior:
-        text.append("Second, the best ratio is not always an end point: " + "; ".join(
+        text.append(f"Second, the best ratio is not always an end point (by more than {FLOOR['r2']:g} in mean $R^2$ "
+                    "over both ends): " + "; ".join(
             f"{p} is best at $\\rho = {best(p, 'mlp'):g}$ ({r2(p, 'mlp', best(p, 'mlp')):.2f}, against "
             f"{r2(p, 'mlp', lo):.2f} at $\\rho = {lo:g}$ and {r2(p, 'mlp', hi):.2f} at $\\rho = {hi:g}$)"
             for p in interior) + ".")
