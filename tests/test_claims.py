@@ -1,7 +1,8 @@
 import pytest
 from scipy.stats import ttest_ind
 
-from cldiv.images.claims import claim_verdict, contrast, figure3_claims, learning_gain, loss_settled
+from cldiv.images.claims import (claim_verdict, contrast, figure3_claims, learning_gain, longer_markdown, loss_settled,
+                                 training_converged)
 
 
 def test_two_cell_contrast_is_welchs_one_sided_t_test():
@@ -67,3 +68,48 @@ def test_published_differences_are_the_same_contrasts_on_the_published_means():
     assert diffs["resnet18: all − crop"] == pytest.approx(55.4 - 37.2)
     assert diffs["(resnet18 − mlp): crop − all"] == pytest.approx((37.2 - 39.9) - (55.4 - 42.3))
     assert len(diffs) == 6 + 6 + 2
+
+
+def test_a_run_has_converged_only_when_its_loss_neither_still_falls_nor_diverges():
+    flat = [5.0, 4.6, 4.4] + [4.30, 4.31, 4.29, 4.30] * 4 + [4.30]        # 20 epochs, last quarter flat
+    falling = [5.0 - 0.04 * e for e in range(20)]                            # 0.04 a epoch to the end
+    diverging = [5.0 - 0.1 * e for e in range(10)] + [4.1 + 0.1 * e for e in range(10)]
+    assert training_converged(flat)
+    assert not training_converged(falling) and loss_settled(falling)  # the old check let it pass
+    assert not training_converged(diverging)
+
+
+def test_a_contrast_using_a_cell_not_converged_is_not_converged_and_so_is_its_claim():
+    accuracy = {("resnet18", "all"): [50.0, 51.0, 49.0], ("resnet18", "crop"): [40.0, 41.0, 39.0],
+                ("resnet18", "no_crop"): [30.0, 31.0, 29.0]}
+    claims = figure3_claims(accuracy, ["resnet18"], ["all", "crop", "no_crop"], unconverged=[("resnet18", "crop")])
+    assert [c.verdict for c in claims["All is best"]] == ["not converged", "holds"]
+    assert claims["All is best"][0].value == pytest.approx(10.0)
+    assert claim_verdict(claims["All is best"]) == "not converged"
+    contradicted = figure3_claims({**accuracy, ("resnet18", "no_crop"): [60.0, 61.0, 59.0]}, ["resnet18"],
+                                  ["all", "crop", "no_crop"], unconverged=[("resnet18", "crop")])
+    assert claim_verdict(contradicted["All is best"]) == "contradicted"
+
+
+def test_the_longer_runs_table_lists_cells_not_converged_with_their_runs_at_twice_the_epochs(tmp_path):
+    from dataclasses import asdict
+
+    from cldiv.book.store import ResultStore
+    from cldiv.images.simclr import SimCLRConfig
+
+    flat, falling = [5.0, 4.6, 4.4] + [4.30, 4.31, 4.29, 4.30] * 4 + [4.30], [5.0 - 0.04 * e for e in range(20)]
+
+    def run(encoder, seed, loss, accuracy, epochs=20):
+        config = SimCLRConfig(dataset="shapes", encoder=encoder, epochs=epochs, seed=seed)
+        return config, {"config": asdict(config), "curve": {"loss": loss}, "metrics": {"probe_best": accuracy}}
+
+    runs = [run("resnet18", 0, flat, 0.8), run("mlp", 0, falling, 0.4), run("mlp", 1, flat, 0.5)]
+    records = {(c.encoder, c.regime, c.seed): r for c, r in runs}
+    store = ResultStore(tmp_path)
+    table = longer_markdown(records, store, {"mlp": "MLP", "all": "All"}, "--budget cpu")
+    assert table.count("\n") == 2 and "| MLP / All | 20 epochs: 45.0 ± 5.0 (1/2 converged) |" in table
+    assert "`cldiv simclr --budget cpu --encoders mlp --regimes all --epochs 40`" in table
+    for seed, accuracy in [(0, 0.4), (1, 0.5)]:
+        store.save(*run("mlp", seed, flat * 2, accuracy, epochs=40), wall_time_s=1.0, device="cpu")
+    assert "40 epochs: 45.0 ± 5.0 (2/2 converged)" in longer_markdown(records, store, {}, "--budget cpu")
+    assert longer_markdown({k: v for k, v in records.items() if k[0] == "resnet18"}, store, {}, "") == ""

@@ -88,3 +88,31 @@ def test_the_longer_runs_of_a_group_are_its_configs_at_twice_the_iterations_and_
     assert r2_converged(runs) == "0.07 ± 0.03 (1/2 converged)"
     store.save(configs[0], run(0, [0.1] * 20, 2000)[1], wall_time_s=1.0, device="cpu")
     assert [r["config"]["iterations"] for r in longer_runs({"moving": runs}, store)["moving"][2]] == [2000]
+
+
+def test_the_longer_runs_table_says_whether_the_longer_runs_moved_the_r2(tmp_path):
+    from dataclasses import asdict
+
+    from cldiv.config import with_overrides
+    from cldiv.synthetic.config import SyntheticConfig
+    from cldiv.synthetic.convergence import longer_changes_r2, longer_markdown
+
+    def runs(finals, iterations):
+        out = []
+        for seed, final in enumerate(finals):
+            config = SyntheticConfig(process="monomial", latent_dim=10, d_fixed=8, seed=seed, iterations=iterations)
+            out.append({**record([final] * 20, [6.0] * 20, iterations), "config": asdict(config),
+                        "metrics": {"r2": final}})
+        return out
+
+    short = runs([0.40, 0.44, 0.42], 1000)
+    configs = [with_overrides(SyntheticConfig(**r["config"]), iterations=2000) for r in short]
+    same, moved = runs([0.43, 0.41, 0.45], 2000), runs([0.60, 0.62, 0.61], 2000)
+    # 0.43 against 0.42 is within the seed spread; 0.61 against 0.42 is not
+    assert not longer_changes_r2(short, same) and longer_changes_r2(short, moved)
+    table = longer_markdown([("a", (short, configs, same), "cmd a"), ("b", (short, configs, moved), "cmd b"),
+                             ("c", (short, configs, []), "cmd c")], "point", "the sweep's")
+    rows = table.splitlines()
+    assert rows[2].endswith("| no |") and rows[3].endswith("| yes |") and "`cmd c`" in rows[4]
+    assert rows[4].endswith("|  |")
+    assert "1 of the 2 points whose longer runs are all stored keep their R²" in table and "the R² of b moved." in table

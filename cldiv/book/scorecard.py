@@ -288,9 +288,10 @@ def assess_figure3(store: ResultStore) -> Assessment:
     in the paper) are compared with the published numbers. Without them, runs on the chapter's
     generated stand-in (``HEADLINE_DATASET``) are shown as measured. Either way the paper's three
     qualitative claims (``cldiv.images.claims``) get a verdict where every cell has two seeds or
-    more, beside whether training beat the probe at initialisation.
+    more (a difference using a cell with a run not converged: *not converged*), beside whether
+    training beat the probe at initialisation.
     """
-    from cldiv.images.claims import claim_verdict, figure3_claims, learning_gain
+    from cldiv.images.claims import claim_verdict, figure3_claims, learning_gain, training_converged
     from cldiv.images import HEADLINE_DATASET
     from cldiv.images.simclr import simclr_configs
 
@@ -305,15 +306,17 @@ def assess_figure3(store: ResultStore) -> Assessment:
             break
     else:
         return Assessment("not yet run", paper=paper)
-    tally, parts, accuracy, learned = Tally(), [], {}, []
+    tally, parts, accuracy, learned, unconverged = Tally(), [], {}, [], []
     for encoder in encoders:
         row = {}
         for regime in regimes:
             mean, sd = FIGURE3[encoder, regime]
             runs = found.get((encoder, regime), (None, []))[1]
             values = [100 * v for v in metric_values(runs, "probe_best")]
-            # no published sd (ViT): the floor alone; SimCLR runs get no convergence verdict yet
-            tally.add(values, (mean, sd or 0.0), "accuracy", label=f"{encoder} / {regime}")
+            converged = all(training_converged(r["curve"]["loss"]) for r in runs)
+            unconverged += [] if converged else [(encoder, regime)]
+            # no published sd (ViT): the floor alone
+            tally.add(values, (mean, sd or 0.0), "accuracy", label=f"{encoder} / {regime}", converged=converged)
             if values:
                 row[regime], accuracy[encoder, regime] = statistics.fmean(values), values
             init = [100 * v for v in metric_values(runs, "init_probe_best")]
@@ -323,7 +326,7 @@ def assess_figure3(store: ResultStore) -> Assessment:
         if row:
             parts.append(f"{encoder} " + "/".join(f"{row[r]:.1f}" if r in row else "?" for r in regimes))
     complete = len(accuracy) == len(encoders) * len(regimes) and all(len(v) >= 2 for v in accuracy.values())
-    claims = figure3_claims(accuracy, encoders, regimes) if complete else {}
+    claims = figure3_claims(accuracy, encoders, regimes, unconverged=unconverged) if complete else {}
     shape = "; ".join(f"{claim}: {claim_verdict(contrasts)}" for claim, contrasts in claims.items()) \
         or "claims need every cell with 2+ seeds"
     if learned:

@@ -18,19 +18,26 @@ when one is, and is otherwise not significant.
 Before any of that, training must have taught the encoder something: a run **learns** when its
 best probe accuracy exceeds that of the same encoder at initialisation; a cell learns when the
 mean gain over its seeds, minus one sd, is at least LEARNING_MARGIN points (issue 13's bar).
-Accuracies here are in percentage points.
+And training must have finished: a run has **converged** when its NT-Xent is neither still falling
+over the last quarter of its epochs (the synthetic runs' loss criterion,
+``cldiv.synthetic.convergence.loss_still_falling``) nor diverging (``loss_settled``). A contrast
+that uses a cell with a run not converged is **not converged**: it neither holds nor is
+contradicted. Accuracies here are in percentage points.
 """
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from scipy.stats import t as student_t
 
+from cldiv.synthetic.convergence import LAST_SHARE, LONGER, loss_still_falling
+
 __all__ = ["CLAIM_NAMES", "Contrast", "LEARNING_MARGIN", "SIGNIFICANCE", "claim_verdict", "contrast",
-           "claim_contrasts", "contrasts_markdown", "figure3_claims", "published_differences", "gains_markdown", "learning_gain", "loss_settled", "per_cell"]
+           "claim_contrasts", "contrasts_markdown", "converged_per_cell", "longer_markdown", "figure3_claims", "published_differences", "gains_markdown", "learning_gain", "loss_settled", "per_cell",
+           "training_converged"]
 
 SIGNIFICANCE = 0.05
 #: Points by which training must beat the probe at initialisation (mean minus one sd over seeds).
@@ -39,7 +46,7 @@ LEARNING_MARGIN = 10.0
 #: settled (not diverging).
 LOSS_TOLERANCE = 0.02
 CLAIM_NAMES = ("All is best", "inductive bias helps", "the gap widens")
-CONTRAST_VERDICTS = ("holds", "contradicted", "not significant")
+CONTRAST_VERDICTS = ("holds", "contradicted", "not significant", "not converged")
 
 
 @dataclass(frozen=True)
@@ -75,11 +82,14 @@ def contrast(claim: str, label: str, cells: Sequence[tuple[float, Sequence[float
 
 
 def claim_verdict(contrasts: Sequence[Contrast]) -> str:
-    """holds (all contrasts hold), contradicted (one is), otherwise not significant."""
+    """holds (all contrasts hold), contradicted (one is), not converged (some are, the others
+    hold), otherwise not significant."""
     verdicts = {c.verdict for c in contrasts}
     if verdicts == {"holds"}:
         return "holds"
-    return "contradicted" if "contradicted" in verdicts else "not significant"
+    if "contradicted" in verdicts:
+        return "contradicted"
+    return "not converged" if verdicts <= {"holds", "not converged"} else "not significant"
 
 
 def claim_contrasts(encoders: Sequence[str], regimes: Sequence[str], labels: Mapping[str, str] | None = None
@@ -107,9 +117,15 @@ def claim_contrasts(encoders: Sequence[str], regimes: Sequence[str], labels: Map
 
 
 def figure3_claims(accuracy: Mapping[tuple[str, str], Sequence[float]], encoders: Sequence[str],
-                   regimes: Sequence[str], labels: Mapping[str, str] | None = None) -> dict[str, list[Contrast]]:
-    """Every contrast of ``claim_contrasts`` tested on accuracy: (encoder, regime) -> per-seed points."""
-    return {claim: [contrast(claim, label, [(w, accuracy[cell]) for w, cell in weights]) for label, weights in items]
+                   regimes: Sequence[str], labels: Mapping[str, str] | None = None,
+                   unconverged: Collection[tuple[str, str]] = ()) -> dict[str, list[Contrast]]:
+    """Every contrast of ``claim_contrasts`` tested on accuracy: (encoder, regime) -> per-seed points;
+    a contrast that uses a cell of ``unconverged`` keeps its value but is *not converged*."""
+    def tested(claim, label, weights):
+        result = contrast(claim, label, [(w, accuracy[cell]) for w, cell in weights])
+        return replace(result, verdict="not converged") if any(cell in unconverged for _, cell in weights) else result
+
+    return {claim: [tested(claim, label, weights) for label, weights in items]
             for claim, items in claim_contrasts(encoders, regimes, labels).items()}
 
 
@@ -140,12 +156,28 @@ def loss_settled(losses: Sequence[float], tolerance: float = LOSS_TOLERANCE) -> 
     return statistics.fmean(losses[-quarter:]) <= statistics.fmean(losses[-2 * quarter:-quarter]) + tolerance
 
 
+def training_converged(losses: Sequence[float]) -> bool:
+    """Whether a SimCLR run has converged (module docstring): its NT-Xent, one value per epoch, is
+    not still falling over the last quarter of the epochs (``loss_still_falling``; with fewer than
+    four epochs there, only the next condition applies) and not diverging (``loss_settled``)."""
+    last_quarter = list(losses[len(losses) - round(LAST_SHARE * len(losses)):])
+    return not loss_still_falling(last_quarter)[1] and loss_settled(losses)
+
+
 def per_cell(records: Mapping[tuple[str, str, int], dict], metric: str) -> dict[tuple[str, str], list[float]]:
     """(encoder, regime) -> ``metric`` of each seed's record in points, cells in the order of
     ``records`` ((encoder, regime, seed) -> stored SimCLR record; accuracies are stored as fractions)."""
     out: dict[tuple[str, str], list[float]] = {}
     for (encoder, regime, _), record in records.items():
         out.setdefault((encoder, regime), []).append(100 * record["metrics"][metric])
+    return out
+
+
+def converged_per_cell(records: Mapping[tuple[str, str, int], dict]) -> dict[tuple[str, str], list[bool]]:
+    """(encoder, regime) -> ``training_converged`` of each seed's record, in the order of ``per_cell``."""
+    out: dict[tuple[str, str], list[bool]] = {}
+    for (encoder, regime, _), record in records.items():
+        out.setdefault((encoder, regime), []).append(training_converged(record["curve"]["loss"]))
     return out
 
 
@@ -159,11 +191,44 @@ def contrasts_markdown(claims: Mapping[str, Sequence[Contrast]]) -> str:
 
 
 def gains_markdown(trained: Mapping[tuple[str, str], Sequence[float]], at_init: Mapping[tuple[str, str], Sequence[float]],
-                   labels: Mapping[str, str]) -> str:
-    """Per cell: probe accuracy after SimCLR and at initialisation, the gain and whether it learns."""
-    rows = ["| cell | after SimCLR (%) | at init (%) | gain (points) | learns (gain − sd ≥ 10) |", "|---|---|---|---|---|"]
+                   labels: Mapping[str, str], converged: Mapping[tuple[str, str], Sequence[bool]]) -> str:
+    """Per cell: probe accuracy after SimCLR and at initialisation, the gain, whether it learns and
+    how many of its runs converged (``converged``: cell -> one verdict per seed)."""
+    rows = ["| cell | after SimCLR (%) | at init (%) | gain (points) | learns (gain − sd ≥ 10) | runs converged |",
+            "|---|---|---|---|---|---|"]
     for cell, values in trained.items():
         mean, sd, learns = learning_gain(values, at_init[cell])
         rows.append(f"| {' / '.join(labels.get(k, k) for k in cell)} | {statistics.fmean(values):.1f} "
-                    f"| {statistics.fmean(at_init[cell]):.1f} | {mean:+.1f} ± {sd:.1f} | {'yes' if learns else 'no'} |")
+                    f"| {statistics.fmean(at_init[cell]):.1f} | {mean:+.1f} ± {sd:.1f} | {'yes' if learns else 'no'} "
+                    f"| {sum(converged[cell])}/{len(converged[cell])} |")
     return "\n".join(rows)
+
+
+def longer_markdown(records: Mapping[tuple[str, str, int], dict], store, labels: Mapping[str, str], command: str) -> str:
+    """The cells of ``records`` some of whose runs have not converged, each with its runs at LONGER
+    times the epochs (every other field unchanged) from ``store``: best probe accuracy over seeds
+    and converged runs at both, or, while the longer runs are not all stored, the command that
+    trains them (``command``, the ``cldiv simclr`` options that select the chapter's runs); "" if
+    every run has converged."""
+    from cldiv.images.simclr import SimCLRConfig
+
+    def accuracy(runs):
+        values = [100 * r["metrics"]["probe_best"] for r in runs]
+        return (f"{statistics.fmean(values):.1f} ± {statistics.pstdev(values):.1f} "
+                f"({sum(training_converged(r['curve']['loss']) for r in runs)}/{len(runs)} converged)")
+
+    cells: dict[tuple[str, str], list[dict]] = {}
+    for (encoder, regime, _), record in records.items():
+        cells.setdefault((encoder, regime), []).append(record)
+    rows = ["| cell | best probe accuracy (%) at the chapter's epochs | at twice the epochs |", "|---|---|---|"]
+    for (encoder, regime), runs in cells.items():
+        if all(training_converged(r["curve"]["loss"]) for r in runs):
+            continue
+        epochs = LONGER * runs[0]["config"]["epochs"]
+        longer = [store.load(replace(SimCLRConfig(**r["config"]), epochs=epochs)) for r in runs]
+        later = (accuracy(longer) if all(longer) else
+                 f"not stored yet: `cldiv simclr {command} --encoders {encoder} --regimes {regime} --epochs {epochs}`")
+        rows.append(f"| {labels.get(encoder, encoder)} / {labels.get(regime, regime)} | "
+                    f"{runs[0]['config']['epochs']} epochs: {accuracy(runs)} | {epochs} epochs: {later} |")
+    return "\n".join(rows) if len(rows) > 2 else ""
+

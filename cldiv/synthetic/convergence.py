@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 from scipy.stats import theilslopes
 
+from cldiv.book.verdicts import FLOOR, SIGNIFICANCE, cell_agrees
 from cldiv.config import with_overrides
 from cldiv.synthetic.config import SyntheticConfig
 
@@ -70,14 +71,21 @@ def convergence(record: dict) -> Convergence:
     start = (1 - LAST_SHARE) * record["config"]["iterations"]
     first = max([i for i, it in enumerate(iterations) if it <= start], default=0)
     r2_change = _trend(iterations[first:], curve["r2"][first:])
-    late = [loss for it, loss in zip(iterations, curve["loss"]) if it > start]
-    loss_drop, still_falling = math.nan, False
-    if len(late) >= 4:
-        earlier, later = late[: len(late) // 2], late[len(late) // 2:]
-        loss_drop = statistics.fmean(earlier) - statistics.fmean(later)
-        error = math.sqrt(statistics.variance(earlier) / len(earlier) + statistics.variance(later) / len(later))
-        still_falling = loss_drop > max(LOSS_TOLERANCE, 2 * error)
+    loss_drop, still_falling = loss_still_falling([loss for it, loss in zip(iterations, curve["loss"]) if it > start])
     return Convergence(abs(r2_change) <= R2_TOLERANCE and not still_falling, r2_change, loss_drop)
+
+
+def loss_still_falling(late: list[float]) -> tuple[float, bool]:
+    """(drop, still falling) of the losses ``late`` logged over a run's last quarter: the drop is
+    the mean of their earlier half minus the mean of their later half, and the loss is still
+    falling when it exceeds ``LOSS_TOLERANCE`` and twice the drop's standard error (module
+    docstring). With fewer than four losses: (nan, False)."""
+    if len(late) < 4:
+        return math.nan, False
+    earlier, later = late[: len(late) // 2], late[len(late) // 2:]
+    drop = statistics.fmean(earlier) - statistics.fmean(later)
+    error = math.sqrt(statistics.variance(earlier) / len(earlier) + statistics.variance(later) / len(later))
+    return drop, drop > max(LOSS_TOLERANCE, 2 * error)
 
 
 def converged(record: dict) -> bool:
@@ -108,18 +116,44 @@ def r2_converged(records: list[dict]) -> str:
             f"({sum(map(converged, records))}/{len(records)} converged)")
 
 
+def longer_changes_r2(runs: list[dict], longer: list[dict]) -> bool:
+    """Whether the held-out R^2 of ``longer`` (the runs at LONGER times the iterations) differs from
+    that of ``runs`` by the scorecard's rule (``cldiv.book.verdicts.cell_agrees``: more than its FLOOR
+    apart and a Welch test rejecting equal means, ``runs`` taking the published number's place).
+    If not, the number reported at the runs' iterations does not hinge on where training stopped."""
+    r2 = [r["metrics"]["r2"] for r in runs]
+    reference = (statistics.fmean(r2), statistics.stdev(r2) if len(r2) > 1 else 0.0)
+    return not cell_agrees([r["metrics"]["r2"] for r in longer], reference, "r2", runs=len(r2))
+
+
 def longer_markdown(rows: list[tuple[str, tuple, str]], first: str, iterations_of: str) -> str:
     """A markdown table of ``longer_runs`` entries, one row per (label, entry, command): R^2 over
     seeds and converged runs at the runs' iterations and at LONGER times them, or, while none of the
-    longer runs is stored, ``command``, which trains them. ``first``: the first column's title;
-    ``iterations_of``: whose iterations the runs have ("the headline's")."""
-    lines = [f"| {first} | R² at {iterations_of} iterations | R² at {LONGER}x the iterations |", "|---|---|---|"]
+    longer runs is stored, ``command``, which trains them; whether the longer runs changed the R^2
+    (``longer_changes_r2``, once all are stored); then a sentence that counts the groups whose
+    R^2 the longer runs did not change. ``first``: the first column's title; ``iterations_of``:
+    whose iterations the runs have ("the headline's")."""
+    lines = [f"| {first} | R² at {iterations_of} iterations | R² at {LONGER}x the iterations | R² changed |",
+             "|---|---|---|---|"]
+    changed_labels, settled = [], 0
     for label, (runs, configs, stored), command in rows:
         partly = f"; {len(stored)} of {len(configs)} runs stored" if 0 < len(stored) < len(configs) else ""
         later = r2_converged(stored) + partly if stored else f"not stored yet: `{command}`"
+        changed = ""
+        if len(stored) == len(configs):
+            settled += 1
+            changed = "yes" if longer_changes_r2(runs, stored) else "no"
+            changed_labels += [label] if changed == "yes" else []
         lines.append(f"| {label} | {runs[0]['config']['iterations']} it: {r2_converged(runs)} | "
-                     f"{configs[0].iterations} it: {later} |")
-    return "\n".join(lines)
+                     f"{configs[0].iterations} it: {later} | {changed} |")
+    summary = ""
+    if settled:
+        summary = (f"R² changed: whether the longer runs' R² differs from the shorter runs' by the scorecard's rule "
+                   f"(more than {FLOOR['r2']:g} apart and a Welch test rejecting equal means at level {SIGNIFICANCE:g}). "
+                   f"{settled - len(changed_labels)} of the {settled} {first}s whose longer runs are all stored keep "
+                   f"their R², so their number at {iterations_of} iterations does not hinge on where training stopped"
+                   + (f"; the R² of {', '.join(changed_labels)} moved." if changed_labels else "."))
+    return "\n".join(lines) + (f"\n\n{summary}" if summary else "")
 
 
 #: How far a run's final loss (evaluation mode, fresh batch) may exceed its training-mode loss over

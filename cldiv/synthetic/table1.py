@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from cldiv.book.verdicts import cell_agrees
 from cldiv.config import check_choice, with_overrides
 from cldiv import budgets
 from cldiv.synthetic.config import SyntheticConfig
@@ -206,7 +207,19 @@ def longer_table(found: dict, store) -> str:
              f"cldiv synthetic --budget {found[column, process][0]} --processes {process} --columns {column} "
              f"--seeds {1 + max(c.seed for c in entry[1])} --set iterations {entry[1][0].iterations}")
             for (column, process), entry in longer.items()]
-    return longer_markdown(rows, "cell", "the headline's") if rows else ""
+    if not rows:
+        return ""
+    verdicts = []
+    for (column, process), (runs, configs, stored) in longer.items():
+        reference = published("r2", column, process)
+        if reference and len(stored) == len(configs):
+            agree = ["agrees" if cell_agrees([r["metrics"]["r2"] for r in group], reference, "r2") else "disagrees"
+                     for group in (runs, stored)]
+            verdicts.append(f"{process} {COLUMN_TITLES[column]} {agree[0]} at {runs[0]['config']['iterations']} "
+                            f"and {agree[1]} at {configs[0].iterations} iterations")
+    against = (" Against the published R² (the scorecard's rule, were the runs converged): "
+               + "; ".join(verdicts) + ".") if verdicts else ""
+    return longer_markdown(rows, "cell", "the headline's") + against
 
 
 def companion_configs(budget: str = "cpu", processes: Iterable[str] = SYNTHETIC_PROCESSES) -> list[SyntheticConfig]:
