@@ -36,7 +36,8 @@ from scipy.stats import t as student_t
 from cldiv.synthetic.convergence import LAST_SHARE, LONGER, loss_still_falling
 
 __all__ = ["CLAIM_NAMES", "Contrast", "LEARNING_MARGIN", "SIGNIFICANCE", "claim_verdict", "contrast",
-           "claim_contrasts", "contrasts_markdown", "converged_per_cell", "longer_markdown", "figure3_claims", "published_differences", "gains_markdown", "learning_gain", "loss_settled", "per_cell",
+           "claim_contrasts", "contrasts_markdown", "converged_per_cell", "figure3_claims", "gains_markdown",
+           "learning_gain", "longer_markdown", "loss_settled", "per_cell", "published_differences",
            "training_converged"]
 
 SIGNIFICANCE = 0.05
@@ -207,20 +208,30 @@ def gains_markdown(trained: Mapping[tuple[str, str], Sequence[float]], at_init: 
 def longer_markdown(records: Mapping[tuple[str, str, int], dict], store, labels: Mapping[str, str], command: str) -> str:
     """The cells of ``records`` some of whose runs have not converged, each with its runs at LONGER
     times the epochs (every other field unchanged) from ``store``: best probe accuracy over seeds
-    and converged runs at both, or, while the longer runs are not all stored, the command that
-    trains them (``command``, the ``cldiv simclr`` options that select the chapter's runs); "" if
-    every run has converged."""
+    and converged runs at both, and whether the longer runs changed the accuracy (the scorecard's
+    rule, ``cldiv.book.verdicts.cell_agrees``), or, while the longer runs are not all stored, the
+    command that trains them (``command``, the ``cldiv simclr`` options that select the chapter's
+    runs); "" if every run has converged."""
     from cldiv.images.simclr import SimCLRConfig
+
+    from cldiv.book.verdicts import cell_agrees
 
     def accuracy(runs):
         values = [100 * r["metrics"]["probe_best"] for r in runs]
         return (f"{statistics.fmean(values):.1f} ± {statistics.pstdev(values):.1f} "
                 f"({sum(training_converged(r['curve']['loss']) for r in runs)}/{len(runs)} converged)")
 
+    def changed(runs, longer):  # the scorecard's rule, the shorter runs in the published number's place
+        values = [100 * r["metrics"]["probe_best"] for r in runs]
+        reference = (statistics.fmean(values), statistics.stdev(values) if len(values) > 1 else 0.0)
+        return "no" if cell_agrees([100 * r["metrics"]["probe_best"] for r in longer], reference, "accuracy",
+                                   runs=len(values)) else "yes"
+
     cells: dict[tuple[str, str], list[dict]] = {}
     for (encoder, regime, _), record in records.items():
         cells.setdefault((encoder, regime), []).append(record)
-    rows = ["| cell | best probe accuracy (%) at the chapter's epochs | at twice the epochs |", "|---|---|---|"]
+    rows = ["| cell | best probe accuracy (%) at the chapter's epochs | at twice the epochs | accuracy changed |",
+            "|---|---|---|---|"]
     for (encoder, regime), runs in cells.items():
         if all(training_converged(r["curve"]["loss"]) for r in runs):
             continue
@@ -229,6 +240,6 @@ def longer_markdown(records: Mapping[tuple[str, str, int], dict], store, labels:
         later = (accuracy(longer) if all(longer) else
                  f"not stored yet: `cldiv simclr {command} --encoders {encoder} --regimes {regime} --epochs {epochs}`")
         rows.append(f"| {labels.get(encoder, encoder)} / {labels.get(regime, regime)} | "
-                    f"{runs[0]['config']['epochs']} epochs: {accuracy(runs)} | {epochs} epochs: {later} |")
+                    f"{runs[0]['config']['epochs']} epochs: {accuracy(runs)} | {epochs} epochs: {later} | "
+                    f"{changed(runs, longer) if all(longer) else ''} |")
     return "\n".join(rows) if len(rows) > 2 else ""
-

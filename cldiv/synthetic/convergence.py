@@ -135,22 +135,22 @@ def longer_markdown(rows: list[tuple[str, tuple, str]], first: str, iterations_o
     whose iterations the runs have ("the headline's")."""
     lines = [f"| {first} | R² at {iterations_of} iterations | R² at {LONGER}x the iterations | R² changed |",
              "|---|---|---|---|"]
-    changed_labels, settled = [], 0
+    changed_labels, complete = [], 0
     for label, (runs, configs, stored), command in rows:
         partly = f"; {len(stored)} of {len(configs)} runs stored" if 0 < len(stored) < len(configs) else ""
         later = r2_converged(stored) + partly if stored else f"not stored yet: `{command}`"
         changed = ""
         if len(stored) == len(configs):
-            settled += 1
+            complete += 1
             changed = "yes" if longer_changes_r2(runs, stored) else "no"
             changed_labels += [label] if changed == "yes" else []
         lines.append(f"| {label} | {runs[0]['config']['iterations']} it: {r2_converged(runs)} | "
                      f"{configs[0].iterations} it: {later} | {changed} |")
     summary = ""
-    if settled:
+    if complete:
         summary = (f"R² changed: whether the longer runs' R² differs from the shorter runs' by the scorecard's rule "
                    f"(more than {FLOOR['r2']:g} apart and a Welch test rejecting equal means at level {SIGNIFICANCE:g}). "
-                   f"{settled - len(changed_labels)} of the {settled} {first}s whose longer runs are all stored keep "
+                   f"{complete - len(changed_labels)} of the {complete} {first}s whose longer runs are all stored keep "
                    f"their R², so their number at {iterations_of} iterations does not hinge on where training stopped"
                    + (f"; the R² of {', '.join(changed_labels)} moved." if changed_labels else "."))
     return "\n".join(lines) + (f"\n\n{summary}" if summary else "")
