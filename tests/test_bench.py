@@ -51,3 +51,15 @@ def test_peak_memory_is_the_child_runs_own_not_the_parents_at_the_fork():
     assert set(peaks) == {"holds", "adapted", "inverse"}
     assert all(0 < peak < rss_mib - 1024 for peak in peaks.values()), (peaks, rss_mib)
     del ballast
+
+
+def test_the_grouped_negatives_timing_counts_encoded_points_and_speedups_against_per_anchor_negatives():
+    from cldiv.synthetic.bench import grouped_negatives_markdown, grouped_negatives_timing
+
+    report = grouped_negatives_timing(iterations=1, cases=((8, 0), (8, 2)))
+    assert [r["points"] for r in report["rows"]] == [2 * 8 + 8 * 8, 2 * 8 + 2 * 8]
+    assert all(r["seconds_per_iteration"] > 0 for r in report["rows"])
+    report["rows"][0]["seconds_per_iteration"], report["rows"][1]["seconds_per_iteration"] = 0.6, 0.2
+    table = grouped_negatives_markdown(report).splitlines()
+    assert table[2] == "| 8 | per anchor | 80 | 0.600 | 1.0 |" and table[3] == "| 8 | 2 groups of 4 | 32 | 0.200 | 3.0 |"
+    assert table[-1].startswith(f"Measured on {report['cpu']}, torch ")

@@ -236,3 +236,42 @@ def format_report(report: dict) -> str:
     if "peak_memory_mib_cpu_budget" in report:
         lines.append(f"peak memory of cpu-budget runs (MiB): {report['peak_memory_mib_cpu_budget']}")
     return "\n".join(lines)
+
+
+#: (N = M, anchor_groups) timed by ``grouped_negatives_timing``; anchor_groups 0: per-anchor negatives.
+GROUPED_CASES = ((64, 0), (64, 16), (64, 8), (128, 0), (128, 8))
+
+
+def grouped_negatives_timing(iterations: int = 10, cases=GROUPED_CASES) -> dict:
+    """Seconds per training iteration of the support-corrected loss at rho = 1 (every negative on
+    K(z), the costliest case; MLP encoder in the authors' block order, Identity, d_fixed = 1) with
+    per-anchor negatives and with anchors in G groups that share u (``SyntheticConfig.anchor_groups``),
+    in one process and in alternating blocks (``time_steps``), so that every case sees the same
+    machine load. A step encodes 2N + G M points (G = N for per-anchor negatives)."""
+    from cldiv.book.store import cpu_name
+
+    steps = {}
+    for n, groups in cases:
+        config = SyntheticConfig(process="identity", d_fixed=1, loss="support_corrected", rho=1.0, batch_size=n,
+                                 n_negatives=n, anchor_groups=groups, mlp_order="linear_relu_bn")
+        steps[n, groups] = make_step(config, "cpu", mode="eager")[1]
+    seconds = time_steps(steps, iterations)
+    rows = [{"n": n, "anchor_groups": groups, "points": 2 * n + (groups or n) * n,
+             "seconds_per_iteration": seconds[n, groups]} for n, groups in cases]
+    return {"cpu": cpu_name(), "torch": torch.__version__, "threads": torch.get_num_threads(),
+            "iterations": iterations, "rows": rows}
+
+
+def grouped_negatives_markdown(report: dict) -> str:
+    """``grouped_negatives_timing``'s report as a markdown table, each case's speed-up against
+    per-anchor negatives at the same N, and a line saying where it was measured."""
+    per_anchor = {r["n"]: r["seconds_per_iteration"] for r in report["rows"] if r["anchor_groups"] == 0}
+    lines = ["| $N = M$ | negatives | encoded points per step | s / iteration | speed-up |", "|---|---|---|---|---|"]
+    for r in report["rows"]:
+        n, groups, seconds = r["n"], r["anchor_groups"], r["seconds_per_iteration"]
+        label = "per anchor" if groups == 0 else f"{groups} groups of {n // groups}"
+        speedup = f"{per_anchor[n] / seconds:.1f}" if n in per_anchor else "—"
+        lines.append(f"| {n} | {label} | {r['points']} | {seconds:.3f} | {speedup} |")
+    return "\n".join(lines) + (f"\n\nMeasured on {report['cpu']}, torch {report['torch']}, {report['threads']} "
+                               f"thread(s), median of {report['iterations']} iterations a case in alternating blocks.")
+
