@@ -30,6 +30,7 @@ here: the chapters show them.
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
@@ -82,6 +83,23 @@ def cell_agrees(ours: Sequence[float], published: tuple[float, float], metric: s
     test = ttest_ind_from_stats(mean, statistics.stdev(ours), len(ours), published[0], published[1],
                                 runs, equal_var=False)
     return bool(test.pvalue >= significance)  # nan (both sds zero, means apart): disagree
+
+
+CHANGE_VERDICTS = ("yes", "no", "not clear")
+
+
+def change_verdict(before: Sequence[float], after: Sequence[float], metric: str) -> str:
+    """Whether the same runs trained longer (``after``, one value per seed) changed ``metric`` from
+    ``before``: "yes" when ``cell_agrees`` rejects them (``before`` in the published number's place),
+    "no" when their means differ by at most the metric's FLOOR or the seeds' spread (the root mean
+    of the two variances), "not clear" otherwise: a change larger than the seeds' spread that so
+    few seeds cannot confirm."""
+    if not cell_agrees(after, (statistics.fmean(before), statistics.stdev(before) if len(before) > 1 else 0.0),
+                       metric, runs=len(before)):
+        return "yes"
+    spread = math.sqrt((statistics.variance(before) + statistics.variance(after)) / 2) \
+        if len(before) > 1 and len(after) > 1 else 0.0
+    return "no" if abs(statistics.fmean(after) - statistics.fmean(before)) <= max(FLOOR[metric], spread) else "not clear"
 
 
 def claim_verdict(n_cells: int, n_run: int, n_agree: int, n_unconverged: int = 0) -> str:

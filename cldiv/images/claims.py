@@ -208,24 +208,21 @@ def gains_markdown(trained: Mapping[tuple[str, str], Sequence[float]], at_init: 
 def longer_markdown(records: Mapping[tuple[str, str, int], dict], store, labels: Mapping[str, str], command: str) -> str:
     """The cells of ``records`` some of whose runs have not converged, each with its runs at LONGER
     times the epochs (every other field unchanged) from ``store``: best probe accuracy over seeds
-    and converged runs at both, and whether the longer runs changed the accuracy (the scorecard's
-    rule, ``cldiv.book.verdicts.cell_agrees``), or, while the longer runs are not all stored, the
+    and converged runs at both, and whether the longer runs changed the accuracy
+    (``cldiv.book.verdicts.change_verdict``), or, while the longer runs are not all stored, the
     command that trains them (``command``, the ``cldiv simclr`` options that select the chapter's
     runs); "" if every run has converged."""
     from cldiv.images.simclr import SimCLRConfig
 
-    from cldiv.book.verdicts import cell_agrees
+    from cldiv.book.verdicts import change_verdict
 
     def accuracy(runs):
         values = [100 * r["metrics"]["probe_best"] for r in runs]
         return (f"{statistics.fmean(values):.1f} ± {statistics.pstdev(values):.1f} "
                 f"({sum(training_converged(r['curve']['loss']) for r in runs)}/{len(runs)} converged)")
 
-    def changed(runs, longer):  # the scorecard's rule, the shorter runs in the published number's place
-        values = [100 * r["metrics"]["probe_best"] for r in runs]
-        reference = (statistics.fmean(values), statistics.stdev(values) if len(values) > 1 else 0.0)
-        return "no" if cell_agrees([100 * r["metrics"]["probe_best"] for r in longer], reference, "accuracy",
-                                   runs=len(values)) else "yes"
+    def changed(runs, longer):
+        return change_verdict(*([100 * r["metrics"]["probe_best"] for r in group] for group in (runs, longer)), "accuracy")
 
     cells: dict[tuple[str, str], list[dict]] = {}
     for (encoder, regime, _), record in records.items():

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from scipy.stats import theilslopes
 
-from cldiv.book.verdicts import FLOOR, SIGNIFICANCE, cell_agrees
+from cldiv.book.verdicts import FLOOR, SIGNIFICANCE, change_verdict
 from cldiv.config import with_overrides
 from cldiv.synthetic.config import SyntheticConfig
 
@@ -116,44 +116,41 @@ def r2_converged(records: list[dict]) -> str:
             f"({sum(map(converged, records))}/{len(records)} converged)")
 
 
-def longer_changes_r2(runs: list[dict], longer: list[dict]) -> bool:
-    """Whether the held-out R^2 of ``longer`` (the runs at LONGER times the iterations) differs from
-    that of ``runs`` by the scorecard's rule (``cldiv.book.verdicts.cell_agrees``: more than its FLOOR
-    apart and a Welch test rejecting equal means, ``runs`` taking the published number's place).
-    If not, the number reported at the runs' iterations does not hinge on where training stopped."""
-    r2 = [r["metrics"]["r2"] for r in runs]
-    reference = (statistics.fmean(r2), statistics.stdev(r2) if len(r2) > 1 else 0.0)
-    return not cell_agrees([r["metrics"]["r2"] for r in longer], reference, "r2", runs=len(r2))
+def r2_change(runs: list[dict], longer: list[dict]) -> str:
+    """Whether ``longer`` (``runs`` at LONGER times the iterations) changed the held-out R^2:
+    ``cldiv.book.verdicts.change_verdict``, "yes", "no" or "not clear"."""
+    return change_verdict([r["metrics"]["r2"] for r in runs], [r["metrics"]["r2"] for r in longer], "r2")
 
 
 def longer_markdown(rows: list[tuple[str, tuple, str]], first: str, iterations_of: str) -> str:
     """A markdown table of ``longer_runs`` entries, one row per (label, entry, command): R^2 over
     seeds and converged runs at the runs' iterations and at LONGER times them, or, while none of the
     longer runs is stored, ``command``, which trains them; whether the longer runs changed the R^2
-    (``longer_changes_r2``, once all are stored); then a sentence that counts the groups whose
-    R^2 the longer runs did not change. ``first``: the first column's title; ``iterations_of``:
-    whose iterations the runs have ("the headline's")."""
+    (``r2_change``, once all are stored); then a sentence that counts the verdicts. ``first``: the
+    first column's title; ``iterations_of``: whose iterations the runs have ("the headline's")."""
     lines = [f"| {first} | R² at {iterations_of} iterations | R² at {LONGER}x the iterations | R² changed |",
              "|---|---|---|---|"]
-    changed_labels, complete = [], 0
+    verdicts: dict[str, list[str]] = {"yes": [], "no": [], "not clear": []}
     for label, (runs, configs, stored), command in rows:
         partly = f"; {len(stored)} of {len(configs)} runs stored" if 0 < len(stored) < len(configs) else ""
         later = r2_converged(stored) + partly if stored else f"not stored yet: `{command}`"
-        changed = ""
-        if len(stored) == len(configs):
-            complete += 1
-            changed = "yes" if longer_changes_r2(runs, stored) else "no"
-            changed_labels += [label] if changed == "yes" else []
+        changed = r2_change(runs, stored) if len(stored) == len(configs) else ""
+        if changed:
+            verdicts[changed].append(label)
         lines.append(f"| {label} | {runs[0]['config']['iterations']} it: {r2_converged(runs)} | "
                      f"{configs[0].iterations} it: {later} | {changed} |")
-    summary = ""
-    if complete:
-        summary = (f"R² changed: whether the longer runs' R² differs from the shorter runs' by the scorecard's rule "
-                   f"(more than {FLOOR['r2']:g} apart and a Welch test rejecting equal means at level {SIGNIFICANCE:g}). "
-                   f"{complete - len(changed_labels)} of the {complete} {first}s whose longer runs are all stored keep "
-                   f"their R², so their number at {iterations_of} iterations does not hinge on where training stopped"
-                   + (f"; the R² of {', '.join(changed_labels)} moved." if changed_labels else "."))
-    return "\n".join(lines) + (f"\n\n{summary}" if summary else "")
+    complete = sum(map(len, verdicts.values()))
+    if not complete:
+        return "\n".join(lines)
+    summary = (f"R² changed: *yes* where the scorecard's rule tells the two apart (more than {FLOOR['r2']:g} apart and a "
+               f"Welch test rejecting equal means at level {SIGNIFICANCE:g}), *no* where their means differ by at most "
+               f"{FLOOR['r2']:g} or the seeds' spread, *not clear* otherwise (`cldiv.book.verdicts.change_verdict`). Of the "
+               f"{complete} {first}s whose longer runs are all stored, {len(verdicts['no'])} keep their R², so their "
+               f"number at {iterations_of} iterations does not hinge on where training stopped")
+    summary += "".join(f". {text}: {'; '.join(labels)}" for key, text in
+                       (("yes", "Moved"), ("not clear", "May have moved, which the seeds cannot tell"))
+                       if (labels := verdicts[key]))
+    return "\n".join(lines) + f"\n\n{summary}."
 
 
 #: How far a run's final loss (evaluation mode, fresh batch) may exceed its training-mode loss over
