@@ -209,12 +209,11 @@ def longer_markdown(records: Mapping[tuple[str, str, int], dict], store, labels:
     """The cells of ``records`` some of whose runs have not converged, each with its runs at LONGER
     times the epochs (every other field unchanged) from ``store``: best probe accuracy over seeds
     and converged runs at both, and whether the longer runs changed the accuracy
-    (``cldiv.book.verdicts.change_verdict``), or, while the longer runs are not all stored, the
+    (``cldiv.book.verdicts.change_verdict``); while the longer runs are not all stored, the
     command that trains them (``command``, the ``cldiv simclr`` options that select the chapter's
     runs); "" if every run has converged."""
-    from cldiv.images.simclr import SimCLRConfig
-
     from cldiv.book.verdicts import change_verdict
+    from cldiv.images.simclr import SimCLRConfig
 
     def accuracy(runs):
         values = [100 * r["metrics"]["probe_best"] for r in runs]
@@ -234,8 +233,10 @@ def longer_markdown(records: Mapping[tuple[str, str, int], dict], store, labels:
             continue
         epochs = LONGER * runs[0]["config"]["epochs"]
         longer = [store.load(replace(SimCLRConfig(**r["config"]), epochs=epochs)) for r in runs]
-        later = (accuracy(longer) if all(longer) else
-                 f"not stored yet: `cldiv simclr {command} --encoders {encoder} --regimes {regime} --epochs {epochs}`")
+        stored = [r for r in longer if r is not None]
+        command_line = f"`cldiv simclr {command} --encoders {encoder} --regimes {regime} --epochs {epochs}`"
+        later = (accuracy(stored) + ("" if all(longer) else f"; {len(stored)} of {len(runs)} runs stored: {command_line}")
+                 if stored else f"not stored yet: {command_line}")
         rows.append(f"| {labels.get(encoder, encoder)} / {labels.get(regime, regime)} | "
                     f"{runs[0]['config']['epochs']} epochs: {accuracy(runs)} | {epochs} epochs: {later} | "
                     f"{changed(runs, longer) if all(longer) else ''} |")
