@@ -11,13 +11,11 @@ all cases in one process in alternating blocks (``cldiv.synthetic.bench.grouped_
 """
 
 import argparse
-from datetime import datetime, timezone
 from pathlib import Path
 
 import torch
 
-from cldiv.book.store import write_json_atomic
-from cldiv.synthetic.bench import grouped_negatives_markdown, grouped_negatives_timing
+from cldiv.synthetic.bench import grouped_negatives_markdown, grouped_negatives_timing, save_report
 
 
 def main() -> None:
@@ -29,7 +27,7 @@ def main() -> None:
     report = grouped_negatives_timing(args.iterations)
     print(grouped_negatives_markdown(report))
     if args.output:
-        write_json_atomic(args.output, {**report, "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")})
+        save_report(report, args.output)
 
 
 if __name__ == "__main__":

@@ -63,3 +63,25 @@ def test_the_grouped_negatives_timing_counts_encoded_points_and_speedups_against
     table = grouped_negatives_markdown(report).splitlines()
     assert table[2] == "| 8 | per anchor | 80 | 0.600 | 1.0 |" and table[3] == "| 8 | 2 groups of 4 | 32 | 0.200 | 3.0 |"
     assert table[-1].startswith(f"Measured on {report['cpu']}, torch ")
+
+
+def test_the_budget_cost_counts_runs_weights_and_hours_of_each_budget():
+    from cldiv.synthetic.bench import budget_cost_markdown, budget_runs, budget_step_timing
+
+    # Table 1's MLP half: holds and violated for each of the 5 processes, 5 seeds; the 10-D sweep: 2
+    # processes x 11 d_fixed values x 5 seeds, plus the code's sign rule at d_fixed = 9
+    assert len(budget_runs("synthetic", "paper")) == 2 * 5 * 5
+    assert len(budget_runs("progressive_violation", "paper")) == 2 * 12 * 5
+    report = budget_step_timing(iterations=1, cases=(("progressive_violation", "smoke"),))
+    fp32, bf16 = report["rows"]
+    assert (fp32["precision"], bf16["precision"]) == ("fp32", "bf16")
+    # the encoder only (g is frozen): smoke widths (32, 16) from R^70 (g: S^9 -> R^70) to R^10, BatchNorm's
+    # scale and shift in each block
+    assert fp32["weights"] == 70 * 32 + 32 + 2 * 32 + 32 * 16 + 16 + 2 * 16 + 16 * 10 + 10
+    assert fp32["total_iterations"] == 20 * fp32["runs"]
+    assert fp32["hours"] == pytest.approx(fp32["total_iterations"] * fp32["seconds_per_iteration"] / 3600)
+    fp32["seconds_per_iteration"], fp32["runs"], fp32["total_iterations"], fp32["hours"] = 0.5, 4, 80, 80 * 0.5 / 3600
+    table = budget_cost_markdown(report, "progressive_violation").splitlines()
+    assert table[2] == f"| smoke | 32 | 32, 16 | {fp32['weights']:,} | fp32 | 0.500 | 4 | 80 | 0.0111 |"
+    # header, two rows, blank line, where it was measured; no rows of another experiment
+    assert len(table) == 6 and len(budget_cost_markdown(report, "synthetic").splitlines()) == 4

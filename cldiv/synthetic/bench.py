@@ -27,6 +27,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from cldiv import budgets
+from cldiv.config import with_overrides
 from cldiv.synthetic.config import PRECISIONS, SyntheticConfig
 from cldiv.encoders import MLP_HIDDEN
 from cldiv.sphere import uniform_sphere, vmf
@@ -272,6 +273,114 @@ def grouped_negatives_markdown(report: dict) -> str:
         label = "per anchor" if groups == 0 else f"{groups} groups of {n // groups}"
         speedup = f"{per_anchor[n] / seconds:.1f}" if n in per_anchor else "—"
         lines.append(f"| {n} | {label} | {r['points']} | {seconds:.3f} | {speedup} |")
-    return "\n".join(lines) + (f"\n\nMeasured on {report['cpu']}, torch {report['torch']}, {report['threads']} "
-                               f"thread(s), median of {report['iterations']} iterations a case in alternating blocks.")
+    return "\n".join(lines) + "\n\n" + measured_on(report)
 
+
+def measured_on(report: dict) -> str:
+    """Where a timing report was measured: CPU (and its bf16 instructions, where recorded), torch,
+    threads, iterations, and the cldiv commit (where recorded)."""
+    cpu = report["cpu"]
+    if "bf16_instructions" in report:
+        cpu += f" (bf16 instructions: {', '.join(report['bf16_instructions']) or 'none'})"
+    commit = f", at cldiv commit {report['git_commit']}" if "git_commit" in report else ""
+    return (f"Measured on {cpu}, torch {report['torch']}, {report['threads']} thread(s), median of "
+            f"{report['iterations']} iterations a case in alternating blocks{commit}.")
+
+
+
+#: (experiment, budget) pairs timed by ``budget_step_timing``.
+BUDGET_CASES = (("synthetic", "paper"), ("synthetic", "cpu"),
+                ("progressive_violation", "paper"), ("progressive_violation", "cpu"))
+
+
+def budget_runs(experiment: str, budget: str) -> list[SyntheticConfig]:
+    """The MLP runs of a budget whose steps cost the same: the synthetic benchmark's holds and
+    violated cells (the MLP half of Table 1, every seed), or every run of the progressive violation."""
+    from cldiv.synthetic.sweeps import sweep_configs
+    from cldiv.synthetic.table1 import table_configs
+
+    if experiment == "synthetic":
+        return table_configs(budget, columns=("holds", "violated"))
+    return sweep_configs(experiment, budget)
+
+
+def bf16_instructions() -> list[str]:
+    """The CPU's bf16 matrix instructions (/proc/cpuinfo flags amx_bf16, avx512_bf16), on which the
+    speed of bf16 mixed precision depends most."""
+    try:
+        with open("/proc/cpuinfo") as info:
+            flags = next((line.split(":", 1)[1].split() for line in info if line.startswith("flags")), [])
+    except OSError:
+        flags = []
+    return sorted({"amx_bf16", "avx512_bf16"} & set(flags))
+
+
+def budget_step_timing(iterations: int = 5, cases=BUDGET_CASES) -> dict:
+    """Seconds per training iteration (``make_step``, one process, alternating blocks) of one run of
+    each (experiment, budget) in ``cases``, in float32 and in bf16 mixed precision, and the one-core
+    hours of all of the budget's ``budget_runs`` at that rate: hours = runs x iterations x s / 3600."""
+    from cldiv.book.store import cpu_name
+
+    from cldiv.synthetic.train import build_model
+
+    steps, runs, weights = {}, {}, {}
+    for experiment, budget in cases:
+        configs = budget_runs(experiment, budget)
+        runs[experiment, budget] = configs
+        weights[experiment, budget] = sum(p.numel() for p in build_model(configs[0]).encoder.parameters())
+        for precision in PRECISIONS:
+            steps[experiment, budget, precision] = make_step(with_overrides(configs[0], precision=precision),
+                                                             "cpu", mode="eager")[1]
+    seconds = time_steps(steps, iterations, warmup=2)
+    rows = []
+    for (experiment, budget, precision), s in seconds.items():
+        configs = runs[experiment, budget]
+        total_iterations = sum(c.iterations for c in configs)
+        rows.append({"experiment": experiment, "budget": budget, "precision": precision,
+                     "batch_size": configs[0].batch_size, "n_negatives": configs[0].n_negatives,
+                     "hidden_widths": list(configs[0].hidden_widths or MLP_HIDDEN),
+                     "weights": weights[experiment, budget], "runs": len(configs),
+                     "total_iterations": total_iterations, "seconds_per_iteration": s,
+                     "hours": total_iterations * s / 3600})
+    return {"cpu": cpu_name(), "bf16_instructions": bf16_instructions(), "torch": torch.__version__,
+            "threads": torch.get_num_threads(), "iterations": iterations, "rows": rows}
+
+
+def budget_cost_markdown(report: dict, experiment: str) -> str:
+    """``budget_step_timing``'s rows of one experiment as a markdown table, and where it was measured."""
+    lines = ["| budget | $N = M$ | MLP hidden widths | weights | precision | s / iteration | runs | iterations in all "
+             "| one-core hours |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in report["rows"]:
+        if r["experiment"] == experiment:
+            widths = ", ".join(map(str, r["hidden_widths"]))
+            lines.append(f"| {r['budget']} | {r['batch_size']} | {widths} | {r['weights']:,} | {r['precision']} | "
+                         f"{r['seconds_per_iteration']:.3f} | {r['runs']} | {r['total_iterations']} | {r['hours']:.3g} |")
+    return "\n".join(lines) + "\n\n" + measured_on(report)
+
+
+def save_report(report: dict, path) -> None:
+    """Write a timing report as JSON (atomically), stamped with the cldiv commit and its creation time (UTC)."""
+    from datetime import datetime, timezone
+
+    from cldiv.book.store import git_commit, write_json_atomic
+
+    write_json_atomic(path, {**report, "git_commit": git_commit(),
+                             "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")})
+
+
+#: The committed timing reports (benchmarks/results/) and the benchmark script that writes each.
+TIMING_REPORTS = {"grouped_negatives.json": "bench_grouped_negatives.py", "budget_steps.json": "bench_budgets.py"}
+
+
+def stored_timing_markdown(report_name: str, render, *args) -> str:
+    """``render(report, *args)`` of the committed report ``benchmarks/results/<report_name>`` (one of
+    TIMING_REPORTS), or, while none is committed, the command that writes it."""
+    from cldiv.book.store import REPO_ROOT
+    from cldiv.config import check_choice
+
+    check_choice("report_name", report_name, tuple(TIMING_REPORTS))
+    path = REPO_ROOT / "benchmarks" / "results" / report_name
+    if not path.exists():
+        return (f"No timing stored yet: `python benchmarks/{TIMING_REPORTS[report_name]} --output "
+                f"{path.relative_to(REPO_ROOT)}`")
+    return render(json.loads(path.read_text()), *args)
