@@ -294,8 +294,9 @@ BUDGET_CASES = (("synthetic", "paper"), ("synthetic", "cpu"),
 
 
 def budget_runs(experiment: str, budget: str) -> list[SyntheticConfig]:
-    """The MLP runs of a budget whose steps cost the same: the synthetic benchmark's holds and
-    violated cells (the MLP half of Table 1, every seed), or every run of the progressive violation."""
+    """The MLP runs of a budget, whose steps cost about the same (the encoder's, at the same sizes;
+    the processes differ only in the frozen g): the synthetic benchmark's holds and violated cells
+    (the MLP half of Table 1, every seed), or every run of the progressive violation."""
     from cldiv.synthetic.sweeps import sweep_configs
     from cldiv.synthetic.table1 import table_configs
 
