@@ -5,31 +5,15 @@ The MLP runs of each budget (``cldiv.synthetic.bench.budget_runs``: Table 1's ho
 cells; every progressive-violation run), one torch thread, the training step of
 ``cldiv.synthetic.train.make_step``, all cases in one process in alternating blocks
 (``cldiv.synthetic.bench.budget_step_timing``). ``--output`` writes the report (JSON, atomically);
-the two chapters show the committed one, ``benchmarks/results/budget_steps.json``.
+the two chapters show the committed one, ``benchmarks/results/budget_steps.json``. The same command
+as ``cldiv bench budgets``:
 
     python benchmarks/bench_budgets.py [--iterations 5] [--output benchmarks/results/budget_steps.json]
 """
 
-import argparse
-from pathlib import Path
+import sys
 
-import torch
-
-from cldiv.synthetic.bench import budget_cost_markdown, budget_step_timing, save_report
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--iterations", type=int, default=5)
-    parser.add_argument("--output", type=Path, help="write the report here (JSON)")
-    args = parser.parse_args()
-    torch.set_num_threads(1)
-    report = budget_step_timing(args.iterations)
-    for experiment in sorted({r["experiment"] for r in report["rows"]}):
-        print(f"{experiment}\n{budget_cost_markdown(report, experiment)}\n")
-    if args.output:
-        save_report(report, args.output)
-
+from cldiv.book.cli import main
 
 if __name__ == "__main__":
-    main()
+    main(["bench", "budgets", *sys.argv[1:]])

@@ -85,3 +85,13 @@ def test_the_budget_cost_counts_runs_weights_and_hours_of_each_budget():
     assert table[2] == f"| smoke | 32 | 32, 16 | {fp32['weights']:,} | fp32 | 0.500 | 4 | 80 | 0.0111 |"
     # header, two rows, blank line, where it was measured; no rows of another experiment
     assert len(table) == 6 and len(budget_cost_markdown(report, "synthetic").splitlines()) == 4
+
+
+def test_the_bench_command_writes_a_timing_report_with_its_provenance(tmp_path, capsys):
+    from cldiv.book.cli import main
+    from cldiv.book.store import git_commit
+
+    main(["bench", "grouped_negatives", "--iterations", "1", "--output", str(tmp_path / "report.json")])
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["threads"] == 1 and report["git_commit"] == git_commit() and report["created_utc"]
+    assert len(report["rows"]) == 5 and "| 128 | 8 groups of 16 |" in capsys.readouterr().out

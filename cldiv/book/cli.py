@@ -8,6 +8,7 @@
     cldiv gpu-run [--budget paper] [--columns holds violated inverse] [--processes ...] [--seeds N]
                   [--max-minutes M] [--device cuda]
     cldiv bench synthetic [--batch 2000] [--iterations 50] [--json] [--compile]
+    cldiv bench <grouped_negatives|budgets> [--iterations N] [--output REPORT.json]
     cldiv sweep <constraint_ratio|progressive_violation> [--budget cpu] [--executor local|ray]
                 [--address ADDR] [--workers N] [--gpus-per-task G] [-p NAME VALUE ...]
 """
@@ -89,11 +90,25 @@ def _synthetic(args: argparse.Namespace) -> None:
 def _bench(args: argparse.Namespace) -> None:
     import json
 
-    from cldiv.synthetic.bench import format_report, run_benchmark
+    import torch
 
-    report = run_benchmark(args.batch, args.iterations, memory=not args.no_memory, threads=args.threads,
-                           compiled=args.compile)
-    print(json.dumps(report) if args.json else format_report(report))
+    from cldiv.synthetic import bench
+
+    if args.target == "synthetic":
+        report = bench.run_benchmark(args.batch, args.iterations or 50, memory=not args.no_memory,
+                                     threads=args.threads, compiled=args.compile)
+        print(json.dumps(report) if args.json else bench.format_report(report))
+        return
+    torch.set_num_threads(args.threads or 1)
+    if args.target == "grouped_negatives":
+        report = bench.grouped_negatives_timing(args.iterations or 10)
+        print(bench.grouped_negatives_markdown(report))
+    else:
+        report = bench.budget_step_timing(args.iterations or 5)
+        for experiment in sorted({r["experiment"] for r in report["rows"]}):
+            print(f"{experiment}\n{bench.budget_cost_markdown(report, experiment)}\n")
+    if args.output:
+        bench.save_report(report, args.output)
 
 
 def _gpu_run(args: argparse.Namespace) -> None:
@@ -182,14 +197,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="compiled training step (torch.compile; sets $CLDIV_STEP=compiled for the workers too)")
     p.set_defaults(func=_synthetic)
 
-    p = sub.add_parser("bench", help="time one training step against a straightforward loop")
-    p.add_argument("target", choices=["synthetic"])
-    p.add_argument("--batch", type=int, default=2000)
-    p.add_argument("--iterations", type=int, default=50)
-    p.add_argument("--json", action="store_true", help="print the report as one JSON object")
-    p.add_argument("--no-memory", action="store_true", help="skip the peak-memory child runs")
-    p.add_argument("--threads", type=int, default=0, help="torch CPU threads (default: torch's choice)")
-    p.add_argument("--compile", action="store_true", help="also time the compiled step of each precision")
+    p = sub.add_parser("bench", help="time training steps: synthetic (cldiv's step against a straightforward "
+                       "loop), grouped_negatives (the support-corrected loss's negatives), budgets (each budget's cost)")
+    p.add_argument("target", choices=["synthetic", "grouped_negatives", "budgets"])
+    p.add_argument("--batch", type=int, default=2000, help="synthetic only")
+    p.add_argument("--iterations", type=int, default=0,
+                   help="timed iterations a case (default: synthetic 50, grouped_negatives 10, budgets 5)")
+    p.add_argument("--json", action="store_true", help="synthetic only: print the report as one JSON object")
+    p.add_argument("--no-memory", action="store_true", help="synthetic only: skip the peak-memory child runs")
+    p.add_argument("--threads", type=int, default=0,
+                   help="torch CPU threads (default: torch's choice for synthetic, 1 for the others)")
+    p.add_argument("--compile", action="store_true", help="synthetic only: also time the compiled step of each precision")
+    p.add_argument("--output", help="grouped_negatives, budgets: write the report here (JSON, atomically)")
     p.set_defaults(func=_bench)
 
     p = sub.add_parser("gpu-run", help="Table 1 at the paper's protocol on a GPU, batched, within a time limit",

@@ -21,6 +21,7 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -365,7 +366,7 @@ def save_report(report: dict, path) -> None:
 
     from cldiv.book.store import git_commit, write_json_atomic
 
-    write_json_atomic(path, {**report, "git_commit": git_commit(),
+    write_json_atomic(Path(path), {**report, "git_commit": git_commit(),
                              "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")})
 
 
