@@ -288,7 +288,6 @@ def measured_on(report: dict) -> str:
             f"{report['iterations']} iterations a case in alternating blocks{commit}.")
 
 
-
 #: (experiment, budget) pairs timed by ``budget_step_timing``.
 BUDGET_CASES = (("synthetic", "paper"), ("synthetic", "cpu"),
                 ("progressive_violation", "paper"), ("progressive_violation", "cpu"))
@@ -322,7 +321,6 @@ def budget_step_timing(iterations: int = 5, cases=BUDGET_CASES) -> dict:
     each (experiment, budget) in ``cases``, in float32 and in bf16 mixed precision, and the one-core
     hours of all of the budget's ``budget_runs`` at that rate: hours = runs x iterations x s / 3600."""
     from cldiv.book.store import cpu_name
-
     from cldiv.synthetic.train import build_model
 
     steps, runs, weights = {}, {}, {}
@@ -367,7 +365,7 @@ def save_report(report: dict, path) -> None:
     from cldiv.book.store import git_commit, write_json_atomic
 
     write_json_atomic(Path(path), {**report, "git_commit": git_commit(),
-                             "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")})
+                                   "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")})
 
 
 #: The committed timing reports (benchmarks/results/) and the benchmark script that writes each.
