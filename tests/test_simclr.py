@@ -174,7 +174,10 @@ def test_budget_choice_runs_undo_one_choice_each_and_skip_choices_the_budget_doe
         e: (e, "all", 0, "shapes_fixed_background") for e in ("resnet18", "vit", "mlp")}
     changed = [{f for f in SimCLRConfig.__dataclass_fields__ if getattr(c, f) != getattr(bases[e], f)}
                for e, label, c in rows if label != "the budget"]
-    assert changed == [{"dataset"}, {"dataset"}, {"resnet_stem"}, {"lr"}, {"lr"}, {"lr"}, {"epochs"}, {"views"}]
+    assert changed == [{"dataset"}, {"dataset"}, {"resnet_stem"}, {"lr"}, {"epochs"}, {"lr"}, {"epochs"},
+                       {"lr"}, {"views"}, {"epochs"}]
+    assert {c.epochs for e, label, c in rows if label.startswith("half")} == {bases["mlp"].epochs // 2}
     # the smoke budget keeps the ImageNet stem and the paper's learning rate: no stem row, no ResNet lr row
     smoke = [(e, label) for e, label, _ in budget_choice_configs("smoke") if label != "the budget"]
-    assert [label for e, label in smoke if e == "resnet18"] == [label for e, label, _ in BUDGET_CHOICES[:2]]
+    assert [label for e, label in smoke if e == "resnet18"] == [label for e, label, _ in BUDGET_CHOICES[:2]] + [
+        "half the epochs (an earlier cpu budget)"]
