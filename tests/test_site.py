@@ -348,6 +348,16 @@ def test_site_fetches_nothing_from_another_host(site_html):
     assert (site_html / "_static" / "mathjax" / site.MATHJAX_ENTRY).is_file()
 
 
+@pytest.mark.slow
+def test_the_landing_page_gives_every_chapter_its_measured_execution_time(site_html):
+    """The re-execution times the chapters point to ({ref}`execution-times`) are the build's own
+    measurements (myst-nb's {nb-exec-table}), one row per chapter with a run time in seconds."""
+    text = re.sub(r"<[^>]+>", " ", (site_html / "intro.html").read_text())
+    table = text.split("Execution times", 1)[1]
+    for chapter in _toc_chapters():
+        assert re.search(rf"notebooks/{chapter}\s+\S+ \S+\s+cache\s+\d+\.\d+", table), chapter
+
+
 # ----------------------------------------------------------------------------- the Sphinx extension
 
 
