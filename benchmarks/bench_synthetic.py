@@ -9,7 +9,7 @@ peak, and the peak memory of short cpu-budget runs; with --compile, the compiled
 precision as well. The same command as
 ``cldiv bench synthetic`` (see ``cldiv.synthetic.bench``):
 
-    python benchmarks/bench_synthetic.py --batch 2000 --iterations 50 [--json] [--no-memory] [--threads T] [--compile]
+    python benchmarks/bench_synthetic.py --batch 2000 --iterations 50 [--json] [--no-memory] [--threads T] [--compile] [--matmul-size S]
 """
 
 import sys

@@ -16,7 +16,7 @@ from cldiv.synthetic.bench import peak_memory_mib, step_flops, straightforward_s
 def test_bench_cli_reports_both_precisions_against_the_plain_loop_and_their_gemm_floors():
     result = subprocess.run(
         [sys.executable, "benchmarks/bench_synthetic.py", "--batch", "32", "--iterations", "2", "--json",
-         "--no-memory", "--threads", "1", "--compile"], capture_output=True, text=True, check=True)
+         "--no-memory", "--threads", "1", "--compile", "--matmul-size", "256"], capture_output=True, text=True, check=True)
     report = json.loads(result.stdout)
     plain = report["straightforward_seconds_per_iteration"]
     variants = ("fp32", "bf16", "fp32_compiled", "bf16_compiled")
@@ -31,6 +31,7 @@ def test_bench_cli_reports_both_precisions_against_the_plain_loop_and_their_gemm
     assert report["seconds_per_iteration"] == report[fastest]["seconds_per_iteration"]
     assert report["speedup"] == plain / report["seconds_per_iteration"]
     assert report["step_gflop"] == step_flops(32) / 1e9
+    assert report["matmul_size"] == 256
     tuned = report["tuned_allocator"]  # the same comparison under TUNED_MALLOC, in a child process
     assert tuned["speedup"] == tuned["straightforward_seconds_per_iteration"] / tuned["seconds_per_iteration"] > 0
 

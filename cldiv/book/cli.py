@@ -7,7 +7,7 @@
                     [--workers N | --batched] [--compile]
     cldiv gpu-run [--budget paper] [--columns holds violated inverse] [--processes ...] [--seeds N]
                   [--max-minutes M] [--device cuda]
-    cldiv bench synthetic [--batch 2000] [--iterations 50] [--json] [--compile]
+    cldiv bench synthetic [--batch 2000] [--iterations 50] [--json] [--compile] [--matmul-size 2048]
     cldiv bench <grouped_negatives|budgets> [--iterations N] [--output REPORT.json]
     cldiv sweep <constraint_ratio|progressive_violation> [--budget cpu] [--executor local|ray]
                 [--address ADDR] [--workers N] [--gpus-per-task G] [-p NAME VALUE ...]
@@ -96,7 +96,7 @@ def _bench(args: argparse.Namespace) -> None:
 
     if args.target == "synthetic":
         report = bench.run_benchmark(args.batch, args.iterations or 50, memory=not args.no_memory,
-                                     threads=args.threads, compiled=args.compile)
+                                     threads=args.threads, compiled=args.compile, matmul_size=args.matmul_size)
         print(json.dumps(report) if args.json else bench.format_report(report))
         return
     torch.set_num_threads(args.threads or 1)
@@ -208,6 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=0,
                    help="torch CPU threads (default: torch's choice for synthetic, 1 for the others)")
     p.add_argument("--compile", action="store_true", help="synthetic only: also time the compiled step of each precision")
+    p.add_argument("--matmul-size", type=int, default=2048, help="synthetic only: side of the peak-GFLOP/s matmul")
     p.add_argument("--output", help="grouped_negatives, budgets: write the report here (JSON, atomically)")
     p.set_defaults(func=_bench)
 

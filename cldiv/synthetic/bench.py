@@ -129,11 +129,12 @@ def time_steps(steps: dict, iterations: int, warmup: int = 3, block: int = 5) ->
 TUNED_MALLOC = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20), "MALLOC_TRIM_THRESHOLD_": str(1 << 30)}
 
 
-def tuned_allocator_timing(batch: int, iterations: int, threads: int) -> dict[str, float]:
+def tuned_allocator_timing(batch: int, iterations: int, threads: int, matmul_size: int) -> dict[str, float]:
     """Seconds per iteration of both steps, and their ratio, in a child process run with TUNED_MALLOC."""
     code = (
         "import json; from cldiv.synthetic.bench import run_benchmark; "
-        f"r = run_benchmark({batch}, {iterations}, memory=False, threads={threads}, allocator=False); "
+        f"r = run_benchmark({batch}, {iterations}, memory=False, threads={threads}, allocator=False, "
+        f"matmul_size={matmul_size}); "
         "print(json.dumps({k: r[k] for k in ('seconds_per_iteration', 'straightforward_seconds_per_iteration', "
         "'speedup')}))"
     )
@@ -169,13 +170,15 @@ def peak_memory_mib(budget: str = "cpu", iterations: int = 20) -> dict[str, floa
 
 
 def run_benchmark(batch: int = 2000, iterations: int = 50, memory: bool = True, threads: int = 0,
-                  allocator: bool = True, compiled: bool = False) -> dict:
+                  allocator: bool = True, compiled: bool = False, matmul_size: int = 2048) -> dict:
     """Time cldiv's step and the straightforward loop; GFLOP/s vs the matmul peak; memory;
     with ``allocator``, both steps again under TUNED_MALLOC (child process); with ``compiled``,
     the compiled step (``cldiv.synthetic.train.STEP_MODES``) of each precision too, reported as
     ``fp32_compiled`` and ``bf16_compiled`` (compilation happens in the untimed warm-up).
 
     ``threads`` > 0 sets torch's CPU threads for the whole comparison (default: torch's choice).
+    ``matmul_size``: the side of the peak matmul; keep it small on a CPU without bf16 instructions,
+    where a bf16 matmul falls back to a reference kernel (1.3 GFLOP/s on a Zen 3 core: about 13 s a matmul at 2048).
     """
     if threads:
         torch.set_num_threads(threads)
@@ -187,7 +190,7 @@ def run_benchmark(batch: int = 2000, iterations: int = 50, memory: bool = True, 
             name = precision if mode == "eager" else f"{precision}_compiled"
             steps[name], variants[name] = make_step(config, "cpu", mode=mode)[1], precision
         steps[f"gemm_{precision}"] = mlp_gemm_step(batch, dtype=dtype)
-        steps[f"matmul_{precision}"] = lambda dtype=dtype, out=peaks[precision]: out.append(matmul_gflops(dtype=dtype))
+        steps[f"matmul_{precision}"] = lambda dtype=dtype, out=peaks[precision]: out.append(matmul_gflops(matmul_size, dtype))
     seconds = time_steps(steps, iterations)
     flops = step_flops(batch)
     plain = seconds["straightforward"]
@@ -209,10 +212,11 @@ def run_benchmark(batch: int = 2000, iterations: int = 50, memory: bool = True, 
         "speedup_ceiling_fp32": plain / seconds["gemm_fp32"],
         "batch": batch,
         "iterations": iterations,
+        "matmul_size": matmul_size,
         "threads": torch.get_num_threads(),
     }
     if allocator:
-        report["tuned_allocator"] = tuned_allocator_timing(batch, iterations, report["threads"])
+        report["tuned_allocator"] = tuned_allocator_timing(batch, iterations, report["threads"], matmul_size)
     if memory:
         report["peak_memory_mib_cpu_budget"] = peak_memory_mib()
     return report
