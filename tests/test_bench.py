@@ -81,11 +81,18 @@ def test_the_budget_cost_counts_runs_weights_and_hours_of_each_budget():
     assert fp32["weights"] == 70 * 32 + 32 + 2 * 32 + 32 * 16 + 16 + 2 * 16 + 16 * 10 + 10
     assert fp32["total_iterations"] == 20 * fp32["runs"]
     assert fp32["hours"] == pytest.approx(fp32["total_iterations"] * fp32["seconds_per_iteration"] / 3600)
-    fp32["seconds_per_iteration"], fp32["runs"], fp32["total_iterations"], fp32["hours"] = 0.5, 4, 80, 80 * 0.5 / 3600
+    # the table counts the budget's runs as they are now, at the report's seconds per iteration
+    runs = fp32["runs"]
+    fp32["seconds_per_iteration"], fp32["runs"], fp32["total_iterations"] = 0.5, 4, 80
     table = budget_cost_markdown(report, "progressive_violation").splitlines()
-    assert table[2] == f"| smoke | 32 | 32, 16 | {fp32['weights']:,} | fp32 | 0.500 | 4 | 80 | 0.0111 |"
+    hours = f"{20 * runs * 0.5 / 3600:.3g}"
+    assert table[2] == f"| smoke | 32 | 32, 16 | {fp32['weights']:,} | fp32 | 0.500 | {runs} | {20 * runs} | {hours} |"
     # header, two rows, blank line, where it was measured; no rows of another experiment
     assert len(table) == 6 and len(budget_cost_markdown(report, "synthetic").splitlines()) == 4
+    # a timing measured at other sizes than the budget's no longer prices it
+    bf16["hidden_widths"] = [64, 16]
+    with pytest.raises(ValueError, match="measured at .*re-measure with python benchmarks/bench_budgets.py"):
+        budget_cost_markdown(report, "progressive_violation")
 
 
 def test_the_bench_command_writes_a_timing_report_with_its_provenance(tmp_path, capsys):

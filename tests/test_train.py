@@ -16,7 +16,7 @@ from cldiv.published import TABLE1_R2, TABLE3, TABLES4_6, published
 from cldiv.synthetic.table1 import (ERRATA_VARIANTS, RERUN_CELLS, SPIRAL_BASIN_SEEDS, cell_config, column_of,
                                     companion_configs, errata_pairs, markdown_table, mirrored_spiral, quarter_batch,
                                     rerun_pairs, shape_checks, summarise, table_configs)
-from cldiv.synthetic.train import contrastive_loss, build_model, run_all, sample_batch, scatter_latents, train, random_stream
+from cldiv.synthetic.train import contrastive_loss, build_model, make_step, run_all, sample_batch, scatter_latents, train, random_stream
 
 
 SMOKE = dict(batch_size=32, n_negatives=32, iterations=12, eval_every=4, n_eval=128)
@@ -29,6 +29,21 @@ def test_training_is_bitwise_deterministic_on_cpu_for_a_seed():
     assert first["curves"] == second["curves"] and first["scatter_h"] == second["scatter_h"]
     other = train(SyntheticConfig(process="linear", d_fixed=1, seed=1, **SMOKE), device="cpu")
     assert other["metrics"]["r2"] != first["metrics"]["r2"]
+
+
+def test_bf16_on_a_cpu_without_bf16_instructions_warns_and_fp32_does_not(monkeypatch):
+    import warnings
+    from cldiv.book import store
+
+    bf16 = SyntheticConfig(precision="bf16", **SMOKE)
+    monkeypatch.setattr(store, "bf16_instructions", lambda: [])
+    with pytest.warns(RuntimeWarning, match="precision='bf16'.*without bf16 matrix instructions"):
+        make_step(bf16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        make_step(with_overrides(bf16, precision="fp32"))
+        monkeypatch.setattr(store, "bf16_instructions", lambda: ["avx512_bf16"])
+        make_step(bf16)
 
 
 def test_training_under_diversity_recovers_the_identity_process_quickly():

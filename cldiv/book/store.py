@@ -63,6 +63,17 @@ def cpu_name() -> str:
         return platform.processor() or platform.machine()
 
 
+def bf16_instructions() -> list[str]:
+    """The CPU's bf16 matrix instructions (/proc/cpuinfo flags amx_bf16, avx512_bf16), on which the
+    speed of bf16 mixed precision depends most."""
+    try:
+        with open("/proc/cpuinfo") as info:
+            flags = next((line.split(":", 1)[1].split() for line in info if line.startswith("flags")), [])
+    except OSError:
+        flags = []
+    return sorted({"amx_bf16", "avx512_bf16"} & set(flags))
+
+
 def provenance(wall_time_s: float, device: str, threads: int | None = None) -> dict[str, Any]:
     """Where and how a result was produced; ``threads``: the torch threads of the process that ran
     it (default: this process's)."""

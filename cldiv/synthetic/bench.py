@@ -309,56 +309,62 @@ def budget_runs(experiment: str, budget: str) -> list[SyntheticConfig]:
     return sweep_configs(experiment, budget)
 
 
-def bf16_instructions() -> list[str]:
-    """The CPU's bf16 matrix instructions (/proc/cpuinfo flags amx_bf16, avx512_bf16), on which the
-    speed of bf16 mixed precision depends most."""
-    try:
-        with open("/proc/cpuinfo") as info:
-            flags = next((line.split(":", 1)[1].split() for line in info if line.startswith("flags")), [])
-    except OSError:
-        flags = []
-    return sorted({"amx_bf16", "avx512_bf16"} & set(flags))
+#: The fields of a budget's runs that the cost of one of their steps depends on.
+STEP_SHAPE = ("batch_size", "n_negatives", "hidden_widths")
+
+
+def budget_size(experiment: str, budget: str) -> dict:
+    """The STEP_SHAPE of a budget's ``budget_runs``, how many they are and their iterations in all."""
+    configs = budget_runs(experiment, budget)
+    return {"batch_size": configs[0].batch_size, "n_negatives": configs[0].n_negatives,
+            "hidden_widths": list(configs[0].hidden_widths or MLP_HIDDEN),
+            "runs": len(configs), "total_iterations": sum(c.iterations for c in configs)}
 
 
 def budget_step_timing(iterations: int = 5, cases=BUDGET_CASES) -> dict:
     """Seconds per training iteration (``make_step``, one process, alternating blocks) of one run of
     each (experiment, budget) in ``cases``, in float32 and in bf16 mixed precision, and the one-core
     hours of all of the budget's ``budget_runs`` at that rate: hours = runs x iterations x s / 3600."""
-    from cldiv.book.store import cpu_name
+    from cldiv.book.store import bf16_instructions, cpu_name
     from cldiv.synthetic.train import build_model
 
-    steps, runs, weights = {}, {}, {}
+    steps, weights = {}, {}
     for experiment, budget in cases:
-        configs = budget_runs(experiment, budget)
-        runs[experiment, budget] = configs
-        weights[experiment, budget] = sum(p.numel() for p in build_model(configs[0]).encoder.parameters())
+        config = budget_runs(experiment, budget)[0]
+        weights[experiment, budget] = sum(p.numel() for p in build_model(config).encoder.parameters())
         for precision in PRECISIONS:
-            steps[experiment, budget, precision] = make_step(with_overrides(configs[0], precision=precision),
+            steps[experiment, budget, precision] = make_step(with_overrides(config, precision=precision),
                                                              "cpu", mode="eager")[1]
     seconds = time_steps(steps, iterations, warmup=2)
     rows = []
     for (experiment, budget, precision), s in seconds.items():
-        configs = runs[experiment, budget]
-        total_iterations = sum(c.iterations for c in configs)
-        rows.append({"experiment": experiment, "budget": budget, "precision": precision,
-                     "batch_size": configs[0].batch_size, "n_negatives": configs[0].n_negatives,
-                     "hidden_widths": list(configs[0].hidden_widths or MLP_HIDDEN),
-                     "weights": weights[experiment, budget], "runs": len(configs),
-                     "total_iterations": total_iterations, "seconds_per_iteration": s,
-                     "hours": total_iterations * s / 3600})
+        size = budget_size(experiment, budget)
+        rows.append({"experiment": experiment, "budget": budget, "precision": precision, **size,
+                     "weights": weights[experiment, budget], "seconds_per_iteration": s,
+                     "hours": size["total_iterations"] * s / 3600})
     return {"cpu": cpu_name(), "bf16_instructions": bf16_instructions(), "torch": torch.__version__,
             "threads": torch.get_num_threads(), "iterations": iterations, "rows": rows}
 
 
 def budget_cost_markdown(report: dict, experiment: str) -> str:
-    """``budget_step_timing``'s rows of one experiment as a markdown table, and where it was measured."""
+    """``budget_step_timing``'s rows of one experiment as a markdown table, and where it was measured.
+    The runs, iterations and hours are those of the budgets as they are now (``budget_size``) at the
+    report's seconds per iteration; a row measured at another STEP_SHAPE than its budget's is an error."""
     lines = ["| budget | $N = M$ | MLP hidden widths | weights | precision | s / iteration | runs | iterations in all "
              "| one-core hours |", "|---|---|---|---|---|---|---|---|---|"]
     for r in report["rows"]:
-        if r["experiment"] == experiment:
-            widths = ", ".join(map(str, r["hidden_widths"]))
-            lines.append(f"| {r['budget']} | {r['batch_size']} | {widths} | {r['weights']:,} | {r['precision']} | "
-                         f"{r['seconds_per_iteration']:.3f} | {r['runs']} | {r['total_iterations']} | {r['hours']:.3g} |")
+        if r["experiment"] != experiment:
+            continue
+        size = budget_size(experiment, r["budget"])
+        if any(r[field] != size[field] for field in STEP_SHAPE):
+            raise ValueError(f"the step timing of the {experiment} budget {r['budget']!r} was measured at "
+                             f"{ {f: r[f] for f in STEP_SHAPE} }, but the budget now runs "
+                             f"{ {f: size[f] for f in STEP_SHAPE} }: re-measure with "
+                             "python benchmarks/bench_budgets.py --output benchmarks/results/budget_steps.json")
+        hours = size["total_iterations"] * r["seconds_per_iteration"] / 3600
+        widths = ", ".join(map(str, r["hidden_widths"]))
+        lines.append(f"| {r['budget']} | {r['batch_size']} | {widths} | {r['weights']:,} | {r['precision']} | "
+                     f"{r['seconds_per_iteration']:.3f} | {size['runs']} | {size['total_iterations']} | {hours:.3g} |")
     return "\n".join(lines) + "\n\n" + measured_on(report)
 
 
