@@ -52,6 +52,10 @@ PAPER_10D_WIDTHS = (512, 1024, 1024, 512, 256, 128, 64, 32)
 PAPER_IMAGE_SIZES = {"resnet18": {"width": 64, "depth": 2}, "vit": {"width": 384, "depth": 6},
                      "mlp": {"width": 2048, "depth": 3}}
 
+#: (iterations, eval_every) of every length the progressive-violation ``cpu`` budget has had or has been
+#: measured at, shortest first; its chapter counts the converged runs at each that the store holds.
+PROGRESSIVE_CPU_LENGTHS = ((300, 25), (3000, 100), (12000, 400), (24000, 400), (48000, 400))
+
 BUDGETS: dict[str, dict[str, Budget]] = {
     # --- The synthetic benchmark (Section 3; Table 1, Tables 3-6, Figure 5a) -------------------
     "synthetic": {

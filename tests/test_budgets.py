@@ -7,6 +7,7 @@ from cldiv.budgets import (
     BUDGETS,
     EXPERIMENTS,
     GROUPS,
+    PROGRESSIVE_CPU_LENGTHS,
     budget,
     markdown_table,
     overrides,
@@ -55,3 +56,10 @@ def test_the_budget_table_shows_each_budget_with_the_config_default_where_a_budg
     assert "| precision | fp32 | fp32 | fp32 |" in lines
     assert "| rhos | 0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1 | 0, 0.2, 0.5, 0.8, 1 | 0, 1 |" in lines
     assert lines[-1] == "| runs per cell | 5 | 3 | 2 |"
+
+
+def test_the_progressive_cpu_lengths_are_sorted_and_hold_the_budget_s_own():
+    run = overrides("progressive_violation", "cpu")
+    assert (run["iterations"], run["eval_every"]) in PROGRESSIVE_CPU_LENGTHS
+    assert list(PROGRESSIVE_CPU_LENGTHS) == sorted(set(PROGRESSIVE_CPU_LENGTHS))
+    assert all(iterations % eval_every == 0 for iterations, eval_every in PROGRESSIVE_CPU_LENGTHS)
