@@ -119,3 +119,41 @@ def test_the_longer_runs_table_says_whether_the_longer_runs_moved_the_r2(tmp_pat
     assert "`cmd c`" in rows[4] and rows[4].endswith("|  |")
     assert "Of the 3 points whose longer runs are all stored, 1 keep their R²" in table
     assert ". Moved: b. May have moved, which the seeds cannot tell: d." in table
+
+
+def test_the_loss_trend_is_falling_rising_or_flat_by_the_same_rule_on_both_sides():
+    from cldiv.synthetic.convergence import loss_trend
+
+    falling = [6.31, 6.30, 6.21, 6.20]                   # drop 0.10, standard error ~0.007
+    assert loss_trend(falling) == (pytest.approx(0.10), "falling")
+    assert loss_trend(falling[::-1]) == (pytest.approx(-0.10), "rising")
+    assert loss_trend([6.30, 6.10, 6.25, 6.15])[1] == "no trend"   # a change of 0.0 inside a noise of ~0.1
+    assert loss_trend([6.30, 6.31, 6.32])[1] == "not judged"       # fewer than four points
+
+
+def test_unsettled_runs_are_listed_with_what_moved_and_counted_when_only_r2_moved():
+    from cldiv.synthetic.convergence import convergence, unsettled_markdown, what_moved
+
+    settled = record([0.9] * 20, [6.2] * 20)
+    drifting = record([0.9] * 15 + [0.88, 0.87, 0.86, 0.85, 0.84], [6.2, 6.21] * 10)  # R² drifts, the loss has no trend
+    spiking = record([0.9] * 15 + [0.88, 0.87, 0.86, 0.85, 0.84], [6.2] * 17 + [6.6, 6.7, 6.8])
+    falling = record([0.9] * 20, [6.5] * 15 + [6.31, 6.30, 6.21, 6.20, 6.19])
+    assert [what_moved(convergence(r)) for r in (settled, drifting, spiking, falling)] == [
+        "", "R² only", "R², loss rising", "loss falling"]
+    for r in (settled, drifting, spiking, falling):
+        r["metrics"] = {"r2": r["curves"]["r2"][-1]}
+    table = unsettled_markdown([("settled", settled), ("drifting", drifting), ("spiking", spiking),
+                                ("falling", falling)]).splitlines()
+    assert [line.split(" | ")[0] for line in table[2:5]] == ["| drifting", "| spiking", "| falling"]
+    assert table[2].endswith("| 0.840 | -0.050 | -0.002 | R² only |")
+    assert table[-1].startswith("In 1 of these 3 runs the held-out R² moved")
+    assert unsettled_markdown([("settled", settled)]) == ""
+
+
+def test_a_run_with_too_few_losses_to_judge_is_not_counted_as_moving_in_r2_only():
+    from cldiv.synthetic.convergence import convergence, unsettled_markdown, what_moved
+
+    short = record([0.2, 0.5, 0.9], [7.0, 6.5, 6.0], iterations=30)
+    short["metrics"] = {"r2": 0.9}
+    assert what_moved(convergence(short)) == "R², loss not judged"
+    assert unsettled_markdown([("short", short)]).splitlines()[-1].startswith("In 0 of these 1 runs")

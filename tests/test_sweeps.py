@@ -260,3 +260,21 @@ def test_a_sweep_point_with_an_unconverged_run_gets_the_command_that_trains_it_t
     for i in range(5, len(command), 3):
         params[command[i + 1]] = parse_value(command[i + 2].strip('"'))
     assert sweep_configs("progressive_violation", "smoke", **params) == longer[("monomial", "code", 9)][1]
+
+
+def test_the_unsettled_runs_of_a_sweep_are_labelled_by_point_and_seed():
+    from dataclasses import asdict
+
+    from cldiv.synthetic.sweeps import unsettled_table
+
+    configs = sweep_configs("progressive_violation", "smoke", processes=["monomial"], d_fixed=[8, 9], seeds=2)
+
+    def record(config):  # the code-law point's seed 1 still drifts over its last quarter
+        r2 = [0.3, 0.2, 0.1] if (config.positive_law, config.seed) == ("code", 1) else [0.1] * 3
+        n = config.iterations
+        return {"config": asdict(config), "metrics": {"r2": r2[-1]},
+                "curves": {"iteration": [n // 3, 2 * n // 3, n], "loss": [5.0] * 3, "r2": r2}}
+
+    table = unsettled_table("progressive_violation", map(record, configs)).splitlines()
+    assert len(table) == 5 and table[2].startswith("| monomial / code, d_fixed = 9, seed 1 | 0.100 | -0.100 | – |")
+    assert unsettled_table("progressive_violation", map(record, configs[:2])) == ""

@@ -20,7 +20,7 @@ best probe accuracy exceeds that of the same encoder at initialisation; a cell l
 mean gain over its seeds, minus one sd, is at least LEARNING_MARGIN points (issue 13's bar).
 And training must have finished: a run has **converged** when its NT-Xent is neither still falling
 over the last quarter of its epochs (the synthetic runs' loss criterion,
-``cldiv.synthetic.convergence.loss_still_falling``) nor diverging (``loss_settled``). A contrast
+``cldiv.synthetic.convergence.loss_trend``) nor diverging (``loss_settled``). A contrast
 that uses a cell with a run not converged is **not converged**: it neither holds nor is
 contradicted. Accuracies here are in percentage points.
 """
@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 
 from scipy.stats import t as student_t
 
-from cldiv.synthetic.convergence import LAST_SHARE, LONGER, loss_still_falling
+from cldiv.synthetic.convergence import LAST_SHARE, LONGER, loss_trend
 
 __all__ = ["CLAIM_NAMES", "Contrast", "LEARNING_MARGIN", "SIGNIFICANCE", "claim_verdict", "contrast",
            "claim_contrasts", "contrasts_markdown", "converged_per_cell", "figure3_claims", "gains_markdown",
@@ -159,10 +159,10 @@ def loss_settled(losses: Sequence[float], tolerance: float = LOSS_TOLERANCE) -> 
 
 def training_converged(losses: Sequence[float]) -> bool:
     """Whether a SimCLR run has converged (module docstring): its NT-Xent, one value per epoch, is
-    not still falling over the last quarter of the epochs (``loss_still_falling``; with fewer than
+    not still falling over the last quarter of the epochs (``loss_trend``; with fewer than
     four epochs there, only the next condition applies) and not diverging (``loss_settled``)."""
     last_quarter = list(losses[len(losses) - round(LAST_SHARE * len(losses)):])
-    return not loss_still_falling(last_quarter)[1] and loss_settled(losses)
+    return loss_trend(last_quarter)[1] != "falling" and loss_settled(losses)
 
 
 def per_cell(records: Mapping[tuple[str, str, int], dict], metric: str) -> dict[tuple[str, str], list[float]]:

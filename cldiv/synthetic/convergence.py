@@ -54,6 +54,7 @@ class Convergence:
     converged: bool
     r2_change: float   # held-out R^2 at the end minus at the start of the last quarter
     loss_drop: float   # mean loss of the earlier half of the last quarter minus the later half (nan: too few points)
+    loss_trend: str    # "falling" (the loss criterion failed), "rising", "no trend" or "not judged"
 
 
 def _trend(iterations: list[int], values: list[float]) -> float:
@@ -71,25 +72,59 @@ def convergence(record: dict) -> Convergence:
     start = (1 - LAST_SHARE) * record["config"]["iterations"]
     first = max([i for i, it in enumerate(iterations) if it <= start], default=0)
     r2_change = _trend(iterations[first:], curve["r2"][first:])
-    loss_drop, still_falling = loss_still_falling([loss for it, loss in zip(iterations, curve["loss"]) if it > start])
-    return Convergence(abs(r2_change) <= R2_TOLERANCE and not still_falling, r2_change, loss_drop)
+    loss_drop, trend = loss_trend([loss for it, loss in zip(iterations, curve["loss"]) if it > start])
+    return Convergence(abs(r2_change) <= R2_TOLERANCE and trend != "falling", r2_change, loss_drop, trend)
 
 
-def loss_still_falling(late: list[float]) -> tuple[float, bool]:
-    """(drop, still falling) of the losses ``late`` logged over a run's last quarter: the drop is
-    the mean of their earlier half minus the mean of their later half, and the loss is still
-    falling when it exceeds ``LOSS_TOLERANCE`` and twice the drop's standard error (module
-    docstring). With fewer than four losses: (nan, False)."""
+def loss_trend(late: list[float]) -> tuple[float, str]:
+    """(drop, trend) of the losses ``late`` logged over a run's last quarter: the drop is the mean
+    of their earlier half minus the mean of their later half; the loss is "falling" when the drop
+    exceeds ``LOSS_TOLERANCE`` and twice its standard error (module docstring), "rising" when minus
+    the drop does, else "no trend". With fewer than four losses: (nan, "not judged")."""
     if len(late) < 4:
-        return math.nan, False
+        return math.nan, "not judged"
     earlier, later = late[: len(late) // 2], late[len(late) // 2:]
     drop = statistics.fmean(earlier) - statistics.fmean(later)
     error = math.sqrt(statistics.variance(earlier) / len(earlier) + statistics.variance(later) / len(later))
-    return drop, drop > max(LOSS_TOLERANCE, 2 * error)
+    threshold = max(LOSS_TOLERANCE, 2 * error)
+    return drop, "falling" if drop > threshold else "rising" if -drop > threshold else "no trend"
 
 
 def converged(record: dict) -> bool:
     return convergence(record).converged
+
+
+def what_moved(verdict: Convergence) -> str:
+    """What kept a run from converging: "R² only" (its loss had no trend, ``loss_trend``), "R², loss
+    rising", "R², loss falling", "R², loss not judged" or "loss falling"; "" for a converged run."""
+    if verdict.converged:
+        return ""
+    if abs(verdict.r2_change) <= R2_TOLERANCE:
+        return "loss falling"
+    return "R² only" if verdict.loss_trend == "no trend" else f"R², loss {verdict.loss_trend}"
+
+
+def unsettled_markdown(rows: list[tuple[str, dict]]) -> str:
+    """The runs of ``rows`` ((label, stored run)) that have not converged, one table row each: the
+    final held-out R^2, its change and the loss drop over the last quarter, and ``what_moved``; then
+    a sentence that counts the runs whose R^2 moved while their training loss showed no trend. "" if
+    every run has converged."""
+    lines = ["| run | R² at the end | R² change, last quarter | loss drop, last quarter | what moved |",
+             "|---|---|---|---|---|"]
+    moved = []
+    for label, record in rows:
+        verdict = convergence(record)
+        if verdict.converged:
+            continue
+        moved.append(what_moved(verdict))
+        drop = "–" if math.isnan(verdict.loss_drop) else f"{verdict.loss_drop:+.3f}"
+        lines.append(f"| {label} | {record['metrics']['r2']:.3f} | {verdict.r2_change:+.3f} | {drop} | {moved[-1]} |")
+    if not moved:
+        return ""
+    return "\n".join(lines) + (
+        f"\n\nIn {moved.count('R² only')} of these {len(moved)} runs the held-out R² moved by more than "
+        f"{R2_TOLERANCE:g} over the last quarter while the training loss showed no trend beyond its noise: the means "
+        f"of that quarter's two halves differ by at most {LOSS_TOLERANCE:g} or twice their standard error.")
 
 
 #: How many times its iterations a group of runs (a table cell, a sweep point) some of whose runs

@@ -30,7 +30,8 @@ from cldiv.generators import SYNTHETIC_PROCESSES
 from cldiv.book.executor import EXECUTORS, grid, run_sweep
 from cldiv.synthetic.table1 import summarise
 from cldiv.synthetic.train import run_synthetic
-from cldiv.synthetic.convergence import NOT_CONVERGED_MARK, converged, longer_markdown, longer_runs
+from cldiv.synthetic.convergence import (NOT_CONVERGED_MARK, converged, longer_markdown, longer_runs,
+                                         unsettled_markdown)
 
 SWEEPS = ("constraint_ratio", "progressive_violation")
 
@@ -298,8 +299,20 @@ def longer_table(name: str, records: Iterable[dict], budget: str, store) -> str:
                          for f, v in zip(fields_of_key, key))
         command = (f"cldiv sweep {name} --budget {budget} {point} -p seeds {1 + max(c.seed for c in entry[1])} "
                    f"-p iterations {entry[1][0].iterations}")
-        rows.append((" / ".join(map(str, key[:-1])) + f", {SWEEP_AXIS[name]} = {key[-1]:g}", entry, command))
+        rows.append((point_label(name, key), entry, command))
     return longer_markdown(rows, "point", "the sweep's") if rows else ""
+
+
+def point_label(name: str, key: tuple) -> str:
+    """A grid point of sweep ``name`` (a ``sweep_points`` key) in words: "monomial / paper, d_fixed = 9"."""
+    return " / ".join(map(str, key[:-1])) + f", {SWEEP_AXIS[name]} = {key[-1]:g}"
+
+
+def unsettled_table(name: str, records: Iterable[dict]) -> str:
+    """``cldiv.synthetic.convergence.unsettled_markdown`` of the runs of sweep ``name`` that have not
+    converged, each labelled by its point and seed; "" if every run has converged."""
+    return unsettled_markdown([(f"{point_label(name, key)}, seed {r['config']['seed']}", r)
+                               for key, runs in sweep_points(name, records).items() for r in runs])
 
 
 def format_summary(name: str, records: list[dict]) -> str:
