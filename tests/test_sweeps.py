@@ -231,22 +231,25 @@ def test_sweep_endpoints_are_compared_with_table_1_cells_of_the_same_process_and
     assert rows[1.0, "adapted"]["sweep"][:2] == pytest.approx((0.61, 0.01)) and rows[1.0, "adapted"]["converged"]
 
 
-def test_a_sweep_point_with_an_unconverged_run_gets_the_command_that_trains_it_twice_as_long(tmp_path):
+def drifting_code_law_record(config):
+    """A stored run of ``config`` whose R^2 settles at 0.1, except the code-law point's seed 1, whose
+    R^2 still falls over its last quarter."""
     from dataclasses import asdict
 
+    r2 = [0.3, 0.2, 0.1] if (config.positive_law, config.seed) == ("code", 1) else [0.1] * 3
+    n = config.iterations
+    return {"config": asdict(config), "metrics": {"r2": r2[-1]},
+            "curves": {"iteration": [n // 3, 2 * n // 3, n], "loss": [5.0] * 3, "r2": r2}}
+
+
+def test_a_sweep_point_with_an_unconverged_run_gets_the_command_that_trains_it_twice_as_long(tmp_path):
     from cldiv.book.cli import parse_value
     from cldiv.book.store import ResultStore
     from cldiv.synthetic.convergence import longer_runs
     from cldiv.synthetic.sweeps import longer_table, sweep_points
 
     configs = sweep_configs("progressive_violation", "smoke", processes=["monomial"], d_fixed=[8, 9], seeds=2)
-
-    def record(config):  # the code-law point's seed 1 still falls over its last quarter
-        r2 = [0.3, 0.2, 0.1] if (config.positive_law, config.seed) == ("code", 1) else [0.1] * 3
-        n = config.iterations
-        return {"config": asdict(config), "metrics": {"r2": r2[-1]},
-                "curves": {"iteration": [n // 3, 2 * n // 3, n], "loss": [5.0] * 3, "r2": r2}}
-
+    record = drifting_code_law_record
     points = sweep_points("progressive_violation", map(record, configs))
     assert sorted(points) == [("monomial", "code", 9), ("monomial", "paper", 8), ("monomial", "paper", 9)]
     store = ResultStore(tmp_path)
@@ -263,18 +266,9 @@ def test_a_sweep_point_with_an_unconverged_run_gets_the_command_that_trains_it_t
 
 
 def test_the_unsettled_runs_of_a_sweep_are_labelled_by_point_and_seed():
-    from dataclasses import asdict
-
     from cldiv.synthetic.sweeps import unsettled_table
 
     configs = sweep_configs("progressive_violation", "smoke", processes=["monomial"], d_fixed=[8, 9], seeds=2)
-
-    def record(config):  # the code-law point's seed 1 still drifts over its last quarter
-        r2 = [0.3, 0.2, 0.1] if (config.positive_law, config.seed) == ("code", 1) else [0.1] * 3
-        n = config.iterations
-        return {"config": asdict(config), "metrics": {"r2": r2[-1]},
-                "curves": {"iteration": [n // 3, 2 * n // 3, n], "loss": [5.0] * 3, "r2": r2}}
-
-    table = unsettled_table("progressive_violation", map(record, configs)).splitlines()
+    table = unsettled_table("progressive_violation", map(drifting_code_law_record, configs)).splitlines()
     assert len(table) == 5 and table[2].startswith("| monomial / code, d_fixed = 9, seed 1 | 0.100 | -0.100 | – |")
-    assert unsettled_table("progressive_violation", map(record, configs[:2])) == ""
+    assert unsettled_table("progressive_violation", map(drifting_code_law_record, configs[:2])) == ""
