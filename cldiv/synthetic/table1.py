@@ -23,7 +23,7 @@ from cldiv.book.verdicts import cell_agrees
 from cldiv.config import check_choice, with_overrides
 from cldiv import budgets
 from cldiv.synthetic.config import SyntheticConfig
-from cldiv.synthetic.convergence import NOT_CONVERGED_MARK, converged, longer_markdown, longer_runs
+from cldiv.synthetic.convergence import NOT_CONVERGED_MARK, converged, longer_markdown, longer_runs, unsettled_markdown
 from cldiv.encoders import INVERSE_ENCODERS
 from cldiv.published import published
 from cldiv.generators import SYNTHETIC_PROCESSES
@@ -220,6 +220,14 @@ def longer_table(found: dict, store) -> str:
     against = (" Against the published R² (the scorecard's rule, were the runs converged): "
                + "; ".join(verdicts) + ".") if verdicts else ""
     return longer_markdown(rows, "cell", "the headline's") + against
+
+
+def unsettled_table(found: dict) -> str:
+    """``cldiv.synthetic.convergence.unsettled_markdown`` of the headline cells' runs (``found``:
+    ``cldiv.book.verdicts.find_runs``) that have not converged, each labelled by its cell and seed;
+    "" if every run has converged."""
+    return unsettled_markdown([(f"{process} {COLUMN_TITLES[column]}, seed {r['config']['seed']}", r)
+                               for (column, process), (_, runs) in found.items() for r in runs])
 
 
 def companion_configs(budget: str = "cpu", processes: Iterable[str] = SYNTHETIC_PROCESSES) -> list[SyntheticConfig]:
