@@ -121,6 +121,39 @@ def test_the_longer_runs_table_says_whether_the_longer_runs_moved_the_r2(tmp_pat
     assert ". Moved: b. May have moved, which the seeds cannot tell: d." in table
 
 
+def test_a_cell_has_converged_when_its_doubled_runs_leave_its_mean_and_only_then_once_they_are_stored(tmp_path):
+    from dataclasses import asdict
+
+    from cldiv.book.store import ResultStore
+    from cldiv.synthetic.config import SyntheticConfig
+    from cldiv.synthetic.convergence import longer_configs, longer_runs, settled
+
+    def runs(curves, iterations, d_fixed):
+        out = []
+        for seed, r2 in enumerate(curves):
+            config = SyntheticConfig(process="monomial", latent_dim=10, d_fixed=d_fixed, seed=seed, iterations=iterations)
+            out.append({**record(r2, [6.0] * len(r2), iterations), "config": asdict(config), "metrics": {"r2": r2[-1]}})
+        return out
+
+    flat = lambda level: [level] * 20
+    wobbling = [0.40] * 14 + [0.40, 0.39, 0.38, 0.37, 0.36, 0.35]   # one seed drifts down by 0.05
+    moving = runs([flat(0.40), wobbling, flat(0.42)], 1000, d_fixed=8)
+    quiet = runs([flat(0.01), flat(0.02), flat(0.01)], 1000, d_fixed=2)  # every curve flat: a plateau
+    assert [settled(moving), settled(quiet)] == [False, True]       # no store: the run verdicts decide
+    store = ResultStore(tmp_path)
+    assert [settled(moving, store), settled(quiet, store)] == [False, True]  # doubled runs not stored yet
+
+    def save(group, finals):
+        for config, r2 in zip(longer_configs(group), finals):
+            store.save(config, runs([flat(r2)], 2000, config.d_fixed)[0] | {"config": asdict(config)},
+                       wall_time_s=1.0, device="cpu")
+
+    save(moving, [0.41, 0.37, 0.42])  # the mean keeps its level: the wobble was a wobble
+    save(quiet, [0.09, 0.08, 0.11])   # every seed left the plateau later: the flat curves did not show it
+    assert [settled(moving, store), settled(quiet, store)] == [True, False]
+    assert set(longer_runs({"moving": moving, "quiet": quiet}, store)) == {"moving", "quiet"}
+
+
 def test_the_loss_trend_is_falling_rising_or_flat_by_the_same_rule_on_both_sides():
     from cldiv.synthetic.convergence import loss_trend
 

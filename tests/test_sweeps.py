@@ -265,6 +265,24 @@ def test_a_sweep_point_with_an_unconverged_run_gets_the_command_that_trains_it_t
     assert sweep_configs("progressive_violation", "smoke", **params) == longer[("monomial", "code", 9)][1]
 
 
+def test_a_point_is_marked_not_converged_until_its_doubled_runs_are_stored_and_keep_its_mean(tmp_path):
+    from dataclasses import asdict
+
+    from cldiv.book.store import ResultStore
+    from cldiv.synthetic.convergence import longer_configs
+    from cldiv.synthetic.sweeps import sweep_points
+
+    configs = sweep_configs("progressive_violation", "smoke", processes=["monomial"], d_fixed=[8, 9], seeds=2)
+    records = [drifting_code_law_record(c) for c in configs]
+    store = ResultStore(tmp_path)
+    marked = lambda: [line.count("†") for line in markdown_summary("progressive_violation", records, store=store).splitlines()]
+    assert marked()[2:4] == [1, 0] and "(1 of 3 points)" in markdown_summary("progressive_violation", records)
+    for config in longer_configs(sweep_points("progressive_violation", records)[("monomial", "code", 9)]):
+        store.save(config, {"metrics": {"r2": 0.1}, "curves": {}}, wall_time_s=1.0, device="cpu")
+    assert marked()[2:4] == [0, 0]
+    assert "All 3 points have converged" in markdown_summary("progressive_violation", records, store=store)
+
+
 def test_the_unsettled_runs_of_a_sweep_are_labelled_by_point_and_seed():
     from cldiv.synthetic.sweeps import unsettled_table
 

@@ -82,7 +82,9 @@ def _synthetic(args: argparse.Namespace) -> None:
     if not (args.columns or args.seeds or args.set):  # the chapters' other runs of this budget
         run_all(companion_configs(args.budget, args.processes or SYNTHETIC_PROCESSES), workers=args.workers)
     print(f"{len(records)} runs ready in {time.perf_counter() - start:.0f} s")
-    summary = summarise(records)
+    from cldiv.book.store import ResultStore
+
+    summary = summarise(records, store=ResultStore.default())
     processes = sorted({c.process for c in configs})
     print(markdown_table(summary, processes, [c for c in COLUMNS if any(k[0] == c for k in summary)]))
 
@@ -154,6 +156,7 @@ def _simclr(args: argparse.Namespace) -> None:
 
 def _sweep(args: argparse.Namespace) -> None:
     """Run (or load) a named sweep of Section 4 into the result store and print its summary."""
+    from cldiv.book.store import ResultStore
     from cldiv.synthetic.sweeps import format_summary, run_named_sweep
 
     params = {name: parse_value(value) for name, value in args.param}
@@ -161,7 +164,7 @@ def _sweep(args: argparse.Namespace) -> None:
     records = run_named_sweep(args.name, args.budget, args.executor, workers=args.workers,
                               address=args.address, gpus_per_task=args.gpus_per_task, **params)
     print(f"{len(records)} runs ready in {time.perf_counter() - start:.0f} s")
-    print(format_summary(args.name, records))
+    print(format_summary(args.name, records, ResultStore.default()))
 
 
 def build_parser() -> argparse.ArgumentParser:

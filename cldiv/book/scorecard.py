@@ -29,7 +29,7 @@ from cldiv.generators import SYNTHETIC_PROCESSES
 from cldiv.published import FIGURE3, FIGURE5A, published as published_cell
 from cldiv.synthetic import table1 as tables
 from cldiv import budgets
-from cldiv.synthetic.convergence import NOT_CONVERGED_MARK, converged
+from cldiv.synthetic.convergence import NOT_CONVERGED_MARK, settled
 
 __all__ = ["Claim", "Row", "CLAIMS", "scorecard", "verdict_rules", "VERDICTS"]
 
@@ -97,7 +97,7 @@ def _table_assessment(store: ResultStore, columns: Sequence[str], metrics: Seque
                 value = published_cell(metric, column, process)
                 runs = found.get((column, process), (None, []))[1]
                 values = metric_values(runs, metric, loss_negatives)
-                tally.add(values, value, metric, converged=all_converged(runs),
+                tally.add(values, value, metric, converged=settled(runs, store),
                           label=f"{tables.COLUMN_TITLES[column]} / {process} / {METRIC_LABELS[metric]}")
                 incomparable += bool(runs and not values and value is not None)
                 if value is not None:
@@ -121,11 +121,6 @@ def _table_assessment(store: ResultStore, columns: Sequence[str], metrics: Seque
     verdict = tally.verdict if tally.n_run else "measured"
     return Assessment(verdict, describe_budget(found.values()), paper, ours,
                       disagreements=tuple(tally.disagreements))
-
-
-def all_converged(runs: list[dict]) -> bool:
-    """Whether every run of a cell has converged (``cldiv.synthetic.convergence``)."""
-    return all(converged(run) for run in runs)
 
 
 def assess_table1(store: ResultStore) -> Assessment:
@@ -184,9 +179,8 @@ def assess_figure5a(store: ResultStore) -> Assessment:
         processes = [p for p in SYNTHETIC_PROCESSES if tables.has_cell(column, p)]
         means = [statistics.fmean(metric_values(found[column, p][1], "r2")) for p in processes if (column, p) in found]
         complete = len(means) == len(processes)
-        runs = [run for p in processes for run in found.get((column, p), (None, []))[1]]
         tally.add([statistics.fmean(means)] if complete else [], (published, 0.0), "r2", label=label,
-                  converged=all_converged(runs))
+                  converged=all(settled(found[column, p][1], store) for p in processes if (column, p) in found))
         if means:
             our_parts.append(f"{label} {statistics.fmean(means):.2f}"
                              + ("" if complete else f" ({len(means)}/{len(processes)} processes)"))
@@ -222,7 +216,7 @@ def assess_constraint_sweep(store: ResultStore) -> Assessment:
     for process in SYNTHETIC_PROCESSES:
         runs = found.get(("mlp", process, 1.0), (None, []))[1]
         tally.add(metric_values(runs, "r2"), published_cell("r2", "adapted", process), "r2",
-                  label=f"ρ = 1 MLP / {process} / R²", converged=all_converged(runs))
+                  label=f"ρ = 1 MLP / {process} / R²", converged=settled(runs, store))
     parts = []
     for encoder, label in (("mlp", "MLP"), ("inverse", "inverse")):
         ends = []
@@ -240,7 +234,7 @@ def assess_constraint_sweep(store: ResultStore) -> Assessment:
     compared = tally.cells if tally.n_run else "not run"
     runs = [run for _, cell in found.values() for run in cell]
     companions = [store.load(c) for c in endpoint_companions(SyntheticConfig(**r["config"]) for r in runs)]
-    ends = endpoint_agreement(runs, [r for r in companions if r is not None])
+    ends = endpoint_agreement(runs, [r for r in companions if r is not None], store=store)
     separate = [r for r in ends if not r["same"]]
     same = f" ({len(ends) - len(separate)} more are Table 1's cells themselves)" if len(separate) < len(ends) else ""
     ends_text = (f"; ends agree with Table 1 cells at the same settings: {sum(r['agrees'] for r in separate)}/"
@@ -253,7 +247,8 @@ def assess_constraint_sweep(store: ResultStore) -> Assessment:
 def assess_progressive_violation(store: ResultStore) -> Assessment:
     """Table 7 / Figure 5c: R^2 against d_fixed = 0..10 on S^9 (linear and monomial embeddings),
     under the paper's sampling rule (the chapter also shows the authors' sign rule at d_fixed = 9).
-    A point some of whose runs have not converged is marked †; if none has, "not converged"."""
+    A point that has not converged (``cldiv.synthetic.convergence.settled``) is marked †; if none
+    has, "not converged"."""
     from cldiv.synthetic.sweeps import PROGRESSIVE_PROCESSES, sweep_configs
 
     def configs(budget: str):
@@ -265,7 +260,7 @@ def assess_progressive_violation(store: ResultStore) -> Assessment:
     if not found:
         return Assessment("not yet run", paper=paper)
     parts = []
-    unconverged = [key for key, (_, runs) in found.items() if not all_converged(runs)]
+    unconverged = [key for key, (_, runs) in found.items() if not settled(runs, store)]
     for process in PROGRESSIVE_PROCESSES:
         values = {d: statistics.fmean(metric_values(runs, "r2")) for (p, d), (_, runs) in found.items() if p == process}
         if values:

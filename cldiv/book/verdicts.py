@@ -9,7 +9,8 @@ Verdict rules (``VERDICTS``):
   a single run of ours there is no sd to test with: then it agrees within the floor or two
   published sd. Our own spread never widens the rule: a noisy cell of ours does not agree
   with anything;
-- a cell whose runs have not all converged (``cldiv.synthetic.convergence``) is **not
+- a cell that has not converged (``cldiv.synthetic.convergence.settled``: its runs trained twice
+  as long moved its mean, or, where those are not stored, some run was still moving) is **not
   converged**: it neither agrees nor disagrees;
 - **reproduced**: every cell was run, converged and agrees (for a theorem: every check holds);
 - **partly**: some cells were not run or not converged yet but all compared ones agree, or at
@@ -59,9 +60,10 @@ def verdict_rules() -> str:
     return (f"A published number and ours agree when they differ by at most a floor ({floors}) or when a "
             f"Welch t-test of the two means (ours over our seeds, the paper's over its {PUBLISHED_RUNS} runs) "
             f"does not reject equality at level {SIGNIFICANCE:g}; with a single run of ours, when they differ "
-            "by at most the floor or two published standard deviations. A cell whose runs have not all "
-            "converged (held-out R² still moving by more than 0.02, or the loss still falling, over the last "
-            "quarter of training) is not compared. Reproduced: every published number was run, converged and "
+            "by at most the floor or two published standard deviations. A cell that has not converged is not "
+            "compared: where its runs were also trained twice as long, when that moved its mean held-out R² (or "
+            "may have), else when some run's held-out R² moved by more than 0.02, or its loss still fell, over "
+            "the last quarter of training. Reproduced: every published number was run, converged and "
             "agrees. Partly: some were not run or not converged and all compared ones agree, or at least half "
             "agree. Not reproduced: fewer than half agree. Not converged: nothing compared yet because no run "
             "has converged. Measured: run, with no published numbers to compare. Not yet run: nothing in the "

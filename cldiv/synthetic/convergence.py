@@ -25,6 +25,20 @@ in Table 1's holds, violated and inverse columns and their variants, where 72 of
 anchors a step); among the sweeps' runs the 90th percentile is 0.064 and 427 of 654 pass, the
 audit's point that the sweeps' first budgets were too small. ``python3 -m cldiv.synthetic.convergence``
 prints these counts for the current store.
+
+Cells. A table cell or sweep point reports the mean held-out R^2 over its seeds, so what must have
+settled is that mean. The run verdicts above are a screen: every run of a cell with a run not
+converged is also trained for ``LONGER`` = 2 times the iterations, and once those runs are all
+stored they decide, whatever the shorter runs' curves say: the cell has converged when they left
+its mean R^2 where it was (``r2_change`` "no": within the floor 0.02 or the seeds' spread). While
+they are not stored, a cell has converged when every run has (``settled``). Why both halves. On
+the runs committed by 3 December 2026, of the 23 cells of the three headline tables (Table 1 at its
+preferred budget, both sweeps at ``cpu``) with a run not converged, doubling left the mean where it
+was in 17, moved it in 3 and may have in 3: most flagged runs wobble by a few hundredths around a
+level their seeds share, or have a noisy loss. Conversely, of the 4 points all of whose runs had
+converged and whose doubled runs are stored (all progressive-violation points), one moved
+(injective linear, d_fixed = 2: every seed left its plateau late, R^2 0.01 -> 0.09), which the
+shorter runs' curves do not show.
 """
 
 from __future__ import annotations
@@ -43,8 +57,11 @@ R2_TOLERANCE = 0.02
 LOSS_TOLERANCE = 0.02
 #: The share of a run's iterations, counted from the end, over which it must have settled.
 LAST_SHARE = 0.25
-#: The mark of a table cell (or sweep point) some of whose runs have not converged.
+#: The mark of a table cell (or sweep point) that has not converged (``settled``), and its explanation.
 NOT_CONVERGED_MARK = "†"
+NOT_CONVERGED_NOTE = ("not converged: training every run twice as long moved the mean held-out R² (or may have, "
+                      "which the seeds cannot tell), or, where those runs are not stored, some run's held-out R² "
+                      "or loss still moved over the last quarter of training (cldiv.synthetic.convergence)")
 
 
 @dataclass(frozen=True)
@@ -132,16 +149,31 @@ def unsettled_markdown(rows: list[tuple[str, dict]]) -> str:
 LONGER = 2
 
 
+def longer_configs(runs: list[dict]) -> list[SyntheticConfig]:
+    """The configs of ``runs`` at LONGER times their iterations."""
+    return [with_overrides(SyntheticConfig(**r["config"]), iterations=LONGER * r["config"]["iterations"]) for r in runs]
+
+
 def longer_runs(groups: dict, store) -> dict:
-    """For every group of ``groups`` (key -> stored runs) some of whose runs have not converged:
-    key -> (its runs, the same configs at LONGER times the iterations, those of them in ``store``)."""
+    """For every group of ``groups`` (key -> stored runs) some of whose runs have not converged, or
+    that has not ``settled``: key -> (its runs, the same configs at LONGER times the iterations,
+    those of them in ``store``)."""
     out = {}
     for key, runs in groups.items():
-        if not all(map(converged, runs)):
-            longer = [with_overrides(SyntheticConfig(**r["config"]), iterations=LONGER * r["config"]["iterations"])
-                      for r in runs]
+        if not all(map(converged, runs)) or not settled(runs, store):
+            longer = longer_configs(runs)
             out[key] = (runs, longer, [r for r in map(store.load, longer) if r is not None])
     return out
+
+
+def settled(runs: list[dict], store=None) -> bool:
+    """Whether a group of runs (a table cell, a sweep point) has converged (module docstring,
+    "Cells"): where ``store`` holds all of the same runs trained LONGER times as long, whether those
+    left the mean held-out R^2 where it was (``r2_change`` "no"); else whether every run has."""
+    longer = [store.load(c) for c in longer_configs(runs)] if store is not None else [None]
+    if None in longer or not runs:
+        return all(map(converged, runs))
+    return r2_change(runs, longer) == "no"
 
 
 def r2_converged(records: list[dict]) -> str:
@@ -229,6 +261,35 @@ def _report() -> None:
         changes = np.abs([v.r2_change for v in verdicts])
         print(f"{group}: {sum(v.converged for v in verdicts)}/{len(verdicts)} converged; |R^2 change| over the "
               f"last quarter: median {np.median(changes):.3f}, 90th percentile {np.percentile(changes, 90):.3f}")
+    _report_cells()
+
+
+def _report_cells() -> None:
+    """Per headline table (Table 1 at its preferred budget, each sweep at ``cpu``): its cells, those
+    with a run not converged, and what training every run LONGER times as long did to their mean
+    R^2 (``r2_change``), apart for cells all of whose runs converged and the others."""
+    from cldiv.book.scorecard import table_cells
+    from cldiv.book.store import ResultStore
+    from cldiv.book.verdicts import CHANGE_VERDICTS, find_runs
+    from cldiv.synthetic.sweeps import SWEEPS, sweep_configs, sweep_points
+    from cldiv.synthetic.table1 import COLUMNS
+
+    store = ResultStore.default()
+    tables = {"Table 1": {key: runs for key, (_, runs) in find_runs(store, table_cells(COLUMNS)).items()}}
+    for name in SWEEPS:
+        records = [r for r in map(store.load, sweep_configs(name, "cpu")) if r is not None]
+        tables[f"{name} (cpu)"] = sweep_points(name, records)
+    for title, groups in tables.items():
+        counts = {True: dict.fromkeys(CHANGE_VERDICTS, 0), False: dict.fromkeys(CHANGE_VERDICTS, 0)}
+        for runs in groups.values():
+            longer = [store.load(c) for c in longer_configs(runs)]
+            if None not in longer:
+                counts[all(map(converged, runs))][r2_change(runs, longer)] += 1
+        moving = sum(not all(map(converged, runs)) for runs in groups.values())
+        print(f"{title}: {len(groups)} cells, {moving} with a run not converged, "
+              f"{sum(not settled(runs, store) for runs in groups.values())} not settled; R^2 changed by "
+              f"{LONGER}x the iterations (yes/no/not clear): cells with a run not converged {counts[False]}, "
+              f"cells all of whose runs converged {counts[True]}")
 
 
 if __name__ == "__main__":

@@ -303,8 +303,9 @@ def endpoint_findings(rows: list[dict]) -> str:
         text += (f"In {len(same)} case{'s' if len(same) > 1 else ''} ("
                  + ", ".join(f"{r['process']} / {r['encoder']} at ρ = {r['rho']:g}" for r in same)
                  + ") the sweep's runs are Table 1's cells themselves, so there is nothing to compare. ")
-    return text + (f"In {len(unsettled)} of the {len(rows)} cases not every run has converged." if unsettled else
-                   "Every run of both has converged.")
+    return text + (f"In {len(unsettled)} of the {len(rows)} cases the sweep's point or the Table 1 cell has not "
+                   "converged (`cldiv.synthetic.convergence.settled`)." if unsettled else
+                   "Every sweep point and Table 1 cell compared has converged (`cldiv.synthetic.convergence.settled`).")
 
 
 def sharing_findings(sizes: dict[int, list[float]]) -> str:

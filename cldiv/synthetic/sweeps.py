@@ -30,8 +30,8 @@ from cldiv.generators import SYNTHETIC_PROCESSES
 from cldiv.book.executor import EXECUTORS, grid, run_sweep
 from cldiv.synthetic.table1 import summarise
 from cldiv.synthetic.train import run_synthetic
-from cldiv.synthetic.convergence import (NOT_CONVERGED_MARK, converged, longer_markdown, longer_runs,
-                                         unsettled_markdown)
+from cldiv.synthetic.convergence import (NOT_CONVERGED_MARK, NOT_CONVERGED_NOTE, longer_markdown, longer_runs,
+                                         settled, unsettled_markdown)
 
 SWEEPS = ("constraint_ratio", "progressive_violation")
 
@@ -181,11 +181,13 @@ def sharing_configs(base: SyntheticConfig, process: str, group_sizes: Iterable[i
             for size in dict.fromkeys([1, *group_sizes]) for seed in range(seeds)]
 
 
-def endpoint_agreement(sweep_records: Iterable[dict], table_records: Iterable[dict], metric: str = "r2") -> list[dict]:
+def endpoint_agreement(sweep_records: Iterable[dict], table_records: Iterable[dict], metric: str = "r2",
+                       store=None) -> list[dict]:
     """The constraint-ratio sweep's endpoints against Table 1's cells of the same process and encoder.
 
     One row per sweep (process, encoder, rho) in ENDPOINT_COLUMNS whose Table 1 cell has two runs or
-    more: both means and standard deviations, the runs, whether every run of both converged, whether
+    more: both means and standard deviations, the runs, whether both have converged (``settled``,
+    their longer runs looked up in ``store``), whether
     the two are the ``same`` runs (the sweep's point is a Table 1 cell, ``endpoint_companions``), and
     whether they agree by the scorecard's rule (``cldiv.book.verdicts.cell_agrees``: within the
     floor, or Welch's t-test does not reject equal means), the Table 1 cell in the published one's
@@ -215,7 +217,7 @@ def endpoint_agreement(sweep_records: Iterable[dict], table_records: Iterable[di
         rows.append({"process": process, "encoder": encoder, "rho": rho, "column": ENDPOINT_COLUMNS[rho, encoder],
                      "sweep": (float(np.mean(ours)), float(np.std(ours, ddof=1)) if len(ours) > 1 else 0.0, len(ours)),
                      "table1": (*reference, len(theirs)),
-                     "converged": all(converged(r) for r in runs + cell), "same": same,
+                     "converged": settled(runs, store) and settled(cell, store), "same": same,
                      "agrees": same or cell_agrees(ours, reference, metric, runs=len(theirs),
                                                    significance=SIGNIFICANCE / tests)})
     return rows
@@ -233,9 +235,11 @@ SWEEP_CURVE = {"constraint_ratio": ("process", "encoder"), "progressive_violatio
 _DEFAULTS = {f.name: f.default for f in fields(SyntheticConfig)}
 
 
-def summary_rows(name: str, records: Iterable[dict], metric: str = "r2") -> dict[tuple, dict]:
+def summary_rows(name: str, records: Iterable[dict], metric: str = "r2", store=None) -> dict[tuple, dict]:
     """{curve key (``SWEEP_CURVE`` fields): {axis value: (mean, std, n)}} of one metric; with
-    ``metric="converged"``, {axis value: (converged runs, runs)} (``cldiv.synthetic.convergence``)."""
+    ``metric="converged"``, {axis value: (converged runs, runs)}; with ``metric="settled"``, {axis
+    value: whether the point has converged}, its longer runs looked up in ``store``
+    (``cldiv.synthetic.convergence.settled``)."""
     check_choice("sweep", name, SWEEPS)
     axis, curve = SWEEP_AXIS[name], SWEEP_CURVE[name]
 
@@ -243,17 +247,18 @@ def summary_rows(name: str, records: Iterable[dict], metric: str = "r2") -> dict
         return tuple(config.get(f, _DEFAULTS[f]) for f in (*curve, axis))
 
     out: dict[tuple, dict] = {}
-    metrics = () if metric == "converged" else (metric,)
-    for key, stats in sorted(summarise(records, metrics, key=cell).items()):
+    metrics = () if metric in ("converged", "settled") else (metric,)
+    for key, stats in sorted(summarise(records, metrics, key=cell, store=store).items()):
         out.setdefault(key[:-1], {})[key[-1]] = stats[metric]
     return out
 
 
-def markdown_summary(name: str, records: Iterable[dict], metric: str = "r2", digits: int = 2) -> str:
+def markdown_summary(name: str, records: Iterable[dict], metric: str = "r2", digits: int = 2, store=None) -> str:
     """A markdown table of 'mean ± std' over seeds: one row per curve, one column per axis value;
-    NOT_CONVERGED_MARK after a point some of whose runs have not converged, explained below the table."""
+    NOT_CONVERGED_MARK after a point that has not converged (``summary_rows``' "settled", its longer
+    runs looked up in ``store``), explained below the table."""
     records = list(records)
-    rows, converged = summary_rows(name, records, metric), summary_rows(name, records, "converged")
+    rows, settled_points = summary_rows(name, records, metric), summary_rows(name, records, "settled", store)
     values = sorted({v for row in rows.values() for v in row})
     head = "| " + " / ".join(SWEEP_CURVE[name]) + " | " + " | ".join(f"{SWEEP_AXIS[name]} = {v:g}" for v in values) + " |"
     lines = [head, "|---" * (len(values) + 1) + "|"]
@@ -261,14 +266,13 @@ def markdown_summary(name: str, records: Iterable[dict], metric: str = "r2", dig
     for key, row in rows.items():
         cells = []
         for v in values:
-            done, runs = converged[key].get(v, (0, 0))
-            mark = NOT_CONVERGED_MARK if done < runs else ""
+            mark = NOT_CONVERGED_MARK if not settled_points[key].get(v, True) else ""
             unsettled += bool(mark)
             cells.append(f"{row[v][0]:.{digits}f} ± {row[v][1]:.{digits}f}{mark}" if v in row else "")
         lines.append("| " + " / ".join(key) + " | " + " | ".join(cells) + " |")
     total = sum(map(len, rows.values()))
-    lines.append(f"\n{NOT_CONVERGED_MARK} not every run of the point has converged ({unsettled} of {total} points; "
-                 "cldiv.synthetic.convergence)." if unsettled else f"\nEvery run of all {total} points has converged.")
+    lines.append(f"\n{NOT_CONVERGED_MARK} {NOT_CONVERGED_NOTE} ({unsettled} of {total} points)." if unsettled
+                 else f"\nAll {total} points have converged (cldiv.synthetic.convergence.settled).")
     return "\n".join(lines)
 
 
@@ -315,9 +319,9 @@ def unsettled_table(name: str, records: Iterable[dict]) -> str:
                                for key, runs in sweep_points(name, records).items() for r in runs])
 
 
-def format_summary(name: str, records: list[dict]) -> str:
-    """The R^2 table of a sweep (what ``cldiv sweep`` prints)."""
-    return f"R^2 (mean ± std over seeds)\n{markdown_summary(name, records)}"
+def format_summary(name: str, records: list[dict], store=None) -> str:
+    """The R^2 table of a sweep (what ``cldiv sweep`` prints), its points' longer runs looked up in ``store``."""
+    return f"R^2 (mean ± std over seeds)\n{markdown_summary(name, records, store=store)}"
 
 
 _PROCESS_COLOURS = {p: f"C{i}" for i, p in enumerate(SYNTHETIC_PROCESSES + PROGRESSIVE_PROCESSES)}

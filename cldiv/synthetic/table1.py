@@ -23,7 +23,8 @@ from cldiv.book.verdicts import cell_agrees
 from cldiv.config import check_choice, with_overrides
 from cldiv import budgets
 from cldiv.synthetic.config import SyntheticConfig
-from cldiv.synthetic.convergence import NOT_CONVERGED_MARK, converged, longer_markdown, longer_runs, unsettled_markdown
+from cldiv.synthetic.convergence import (NOT_CONVERGED_MARK, NOT_CONVERGED_NOTE, converged, longer_markdown, longer_runs,
+                                         settled, unsettled_markdown)
 from cldiv.encoders import INVERSE_ENCODERS
 from cldiv.published import published
 from cldiv.generators import SYNTHETIC_PROCESSES
@@ -158,9 +159,9 @@ def settled_sizes(rows: Iterable[tuple[str, SyntheticConfig, dict]]) -> list[str
     run converged, costliest first (encoder points a step times iterations)."""
     rows = list(rows)
     labels = dict.fromkeys(label for label, _, _ in rows)
-    settled = [label for label in labels if all(converged(record) for name, _, record in rows if name == label)]
+    every_run = [label for label in labels if all(converged(record) for name, _, record in rows if name == label)]
     cost = {label: config.iterations * encoder_points(config) for label, config, _ in rows}
-    return sorted(settled, key=lambda label: -cost[label])
+    return sorted(every_run, key=lambda label: -cost[label])
 
 
 # The cells whose cpu-budget means miss Table 1's shape (synthetic chapter), rerun at a larger
@@ -260,9 +261,11 @@ def column_of(config: dict | SyntheticConfig) -> str:
 # Summaries
 # ---------------------------------------------------------------------------------------------
 def summarise(records: Iterable[dict], metrics: Iterable[str] = ("r2",),
-              key: Callable[[dict], tuple] | None = None) -> dict:
-    """{key: {metric: (mean, std, n) or None, "converged": (k, n)}} over seeds (std: population,
-    as numpy); "converged" counts the cell's runs that have converged (``cldiv.synthetic.convergence``).
+              key: Callable[[dict], tuple] | None = None, store=None) -> dict:
+    """{key: {metric: (mean, std, n) or None, "converged": (k, n), "settled": bool}} over seeds
+    (std: population, as numpy); "converged" counts the cell's runs that have converged, "settled"
+    says whether the cell has, its runs at twice the iterations looked up in ``store``
+    (``cldiv.synthetic.convergence.settled``).
 
     ``key(config)`` names a record's cell: (column, process) by default; sweeps group by grid fields.
     """
@@ -273,7 +276,8 @@ def summarise(records: Iterable[dict], metrics: Iterable[str] = ("r2",),
     out = {}
     for cell, records_of_cell in groups.items():
         runs = [record["metrics"] for record in records_of_cell]
-        out[cell] = {"converged": (sum(map(converged, records_of_cell)), len(records_of_cell))}
+        out[cell] = {"converged": (sum(map(converged, records_of_cell)), len(records_of_cell)),
+                     "settled": settled(records_of_cell, store)}
         for metric in metrics:
             values = np.array([run[metric] for run in runs if metric in run], dtype=float)
             out[cell][metric] = (float(values.mean()), float(values.std()), len(values)) if len(values) else None
@@ -370,8 +374,9 @@ def markdown_table(
     show_published: bool = True,
     published_metric: str | None = None,
 ) -> str:
-    """A markdown table, one row per process, 'ours (published)' in every cell; a cell with runs
-    that have not converged is marked ``NOT_CONVERGED_MARK`` and a note under the table says how many.
+    """A markdown table, one row per process, 'ours (published)' in every cell; a cell that has not
+    converged (``summarise``'s "settled") is marked ``NOT_CONVERGED_MARK``, explained under the table
+    with how many of its runs have converged.
 
     ``published_metric`` names the paper's metric to show beside ours when it differs (e.g.
     our "loss_m2000" beside the published "final_loss").
@@ -386,17 +391,16 @@ def markdown_table(
             entry = summary.get((column, process), {})
             ours = entry.get(metric)
             text = fmt(ours[:2] if ours else None, digits)
-            done, runs = entry.get("converged", (0, 0))
-            if ours and done < runs:
+            if ours and not entry["settled"]:
+                done, runs = entry["converged"]
                 text += f" {NOT_CONVERGED_MARK}"
-                unconverged.append(f"{process} {COLUMN_TITLES[column]} {runs - done} of {runs}")
+                unconverged.append(f"{process} {COLUMN_TITLES[column]} ({done} of {runs} runs converged)")
             if show_published and column in TABLE1_COLUMNS:
                 text += f" ({fmt(published(published_metric or metric, column, process), digits)})"
             cells.append(text)
         lines.append(f"| {process} | " + " | ".join(cells) + " |")
     if unconverged:
-        lines.append(f"\n{NOT_CONVERGED_MARK} not converged (held-out R² or loss still moving over the last quarter of training): "
-                     + "; ".join(unconverged) + " runs.")
+        lines.append(f"\n{NOT_CONVERGED_MARK} {NOT_CONVERGED_NOTE}: " + "; ".join(unconverged) + ".")
     return "\n".join(lines)
 
 
