@@ -115,3 +115,28 @@ def test_the_longer_runs_table_lists_cells_not_converged_with_their_runs_at_twic
     store.save(*run("mlp", 1, flat * 2, 0.5, epochs=40), wall_time_s=1.0, device="cpu")
     assert "40 epochs: 45.0 ± 5.0 (2/2 converged) | no |" in longer_markdown(records, store, {}, "--budget cpu")
     assert longer_markdown({k: v for k, v in records.items() if k[0] == "resnet18"}, store, {}, "") == ""
+
+
+def test_a_cell_has_converged_once_its_runs_at_twice_the_epochs_keep_its_accuracy(tmp_path):
+    from dataclasses import asdict
+
+    from cldiv.book.store import ResultStore
+    from cldiv.images.claims import cell_settled, unsettled_cells
+    from cldiv.images.simclr import SimCLRConfig
+
+    flat, falling = [5.0, 4.6, 4.4] + [4.30, 4.31, 4.29, 4.30] * 4 + [4.30], [5.0 - 0.04 * e for e in range(20)]
+
+    def run(encoder, seed, loss, accuracy, epochs=20):
+        config = SimCLRConfig(dataset="shapes", encoder=encoder, epochs=epochs, seed=seed)
+        return config, {"config": asdict(config), "curve": {"loss": loss}, "metrics": {"probe_best": accuracy}}
+
+    runs = [run("resnet18", 0, flat, 0.80), run("resnet18", 1, flat, 0.82),   # every loss settled
+            run("mlp", 0, falling, 0.40), run("mlp", 1, falling, 0.42)]      # losses still falling
+    records = {(c.encoder, c.regime, c.seed): r for c, r in runs}
+    store = ResultStore(tmp_path)
+    assert unsettled_cells(records) == unsettled_cells(records, store) == [("mlp", "all")]
+    for encoder, seed, accuracy in (("mlp", 0, 0.405), ("mlp", 1, 0.415), ("resnet18", 0, 0.95), ("resnet18", 1, 0.96)):
+        store.save(*run(encoder, seed, falling * 2, accuracy, epochs=40), wall_time_s=1.0, device="cpu")
+    # twice the epochs: MLP keeps its accuracy although its losses still fall; ResNet-18 gains 15 points
+    assert unsettled_cells(records, store) == [("resnet18", "all")]
+    assert cell_settled([r for (e, _, _), r in records.items() if e == "mlp"], store)

@@ -286,7 +286,7 @@ def assess_figure3(store: ResultStore) -> Assessment:
     more (a difference using a cell with a run not converged: *not converged*), beside whether
     training beat the probe at initialisation.
     """
-    from cldiv.images.claims import claim_verdict, figure3_claims, learning_gain, training_converged
+    from cldiv.images.claims import cell_settled, claim_verdict, figure3_claims, learning_gain
     from cldiv.images import HEADLINE_DATASET
     from cldiv.images.simclr import simclr_configs
 
@@ -308,7 +308,7 @@ def assess_figure3(store: ResultStore) -> Assessment:
             mean, sd = FIGURE3[encoder, regime]
             runs = found.get((encoder, regime), (None, []))[1]
             values = [100 * v for v in metric_values(runs, "probe_best")]
-            converged = all(training_converged(r["curve"]["loss"]) for r in runs)
+            converged = cell_settled(runs, store)
             unconverged += [] if converged else [(encoder, regime)]
             # no published sd (ViT): the floor alone
             tally.add(values, (mean, sd or 0.0), "accuracy", label=f"{encoder} / {regime}", converged=converged)

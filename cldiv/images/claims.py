@@ -20,9 +20,12 @@ best probe accuracy exceeds that of the same encoder at initialisation; a cell l
 mean gain over its seeds, minus one sd, is at least LEARNING_MARGIN points (issue 13's bar).
 And training must have finished: a run has **converged** when its NT-Xent is neither still falling
 over the last quarter of its epochs (the synthetic runs' loss criterion,
-``cldiv.synthetic.convergence.loss_trend``) nor diverging (``loss_settled``). A contrast
-that uses a cell with a run not converged is **not converged**: it neither holds nor is
-contradicted. Accuracies here are in percentage points.
+``cldiv.synthetic.convergence.loss_trend``) nor diverging (``loss_settled``); a cell has
+converged when, where its runs trained for LONGER times the epochs are all stored, those left
+its best probe accuracy where it was, and otherwise when every run has (``cell_settled``, the
+synthetic cells' rule, ``cldiv.synthetic.convergence.settled``). A contrast that uses a cell
+that has not converged is **not converged**: it neither holds nor is contradicted. Accuracies
+here are in percentage points.
 """
 
 from __future__ import annotations
@@ -36,9 +39,9 @@ from scipy.stats import t as student_t
 from cldiv.synthetic.convergence import LAST_SHARE, LONGER, loss_trend
 
 __all__ = ["CLAIM_NAMES", "Contrast", "LEARNING_MARGIN", "SIGNIFICANCE", "claim_verdict", "contrast",
-           "claim_contrasts", "contrasts_markdown", "converged_per_cell", "figure3_claims", "gains_markdown",
+           "cell_settled", "claim_contrasts", "contrasts_markdown", "converged_per_cell", "figure3_claims", "gains_markdown",
            "learning_gain", "longer_markdown", "loss_settled", "per_cell", "published_differences",
-           "training_converged"]
+           "runs_per_cell", "training_converged", "unsettled_cells"]
 
 SIGNIFICANCE = 0.05
 #: Points by which training must beat the probe at initialisation (mean minus one sd over seeds).
@@ -182,6 +185,45 @@ def converged_per_cell(records: Mapping[tuple[str, str, int], dict]) -> dict[tup
     return out
 
 
+def longer_records(runs: Sequence[dict], store) -> list[dict | None]:
+    """The stored records of ``runs``' configs at LONGER times their epochs (None where absent)."""
+    from cldiv.images.simclr import SimCLRConfig
+
+    return [store.load(replace(SimCLRConfig(**r["config"]), epochs=LONGER * r["config"]["epochs"])) for r in runs]
+
+
+def accuracy_change(runs: Sequence[dict], longer: Sequence[dict]) -> str:
+    """Whether ``longer`` (``runs`` at LONGER times the epochs) changed the best probe accuracy:
+    ``cldiv.book.verdicts.change_verdict``, "yes", "no" or "not clear"."""
+    from cldiv.book.verdicts import change_verdict
+
+    return change_verdict(*([100 * r["metrics"]["probe_best"] for r in group] for group in (runs, longer)), "accuracy")
+
+
+def cell_settled(runs: Sequence[dict], store=None) -> bool:
+    """Whether a cell's runs have converged (module docstring): where ``store`` holds all of them at
+    LONGER times the epochs, whether those left the best probe accuracy where it was
+    (``accuracy_change`` "no"); else whether every run has (``training_converged``)."""
+    longer = longer_records(runs, store) if store is not None else [None]
+    if None in longer or not runs:
+        return all(training_converged(r["curve"]["loss"]) for r in runs)
+    return accuracy_change(runs, longer) == "no"
+
+
+def runs_per_cell(records: Mapping[tuple[str, str, int], dict]) -> dict[tuple[str, str], list[dict]]:
+    """(encoder, regime) -> its records, from ``records`` ((encoder, regime, seed) -> record)."""
+    cells: dict[tuple[str, str], list[dict]] = {}
+    for (encoder, regime, _), record in records.items():
+        cells.setdefault((encoder, regime), []).append(record)
+    return cells
+
+
+def unsettled_cells(records: Mapping[tuple[str, str, int], dict], store=None) -> list[tuple[str, str]]:
+    """The cells (encoder, regime) of ``records`` ((encoder, regime, seed) -> record) that have not
+    converged (``cell_settled``, longer runs looked up in ``store``)."""
+    return [cell for cell, runs in runs_per_cell(records).items() if not cell_settled(runs, store)]
+
+
 def contrasts_markdown(claims: Mapping[str, Sequence[Contrast]]) -> str:
     """One row per tested contrast, then each claim's verdict (a markdown table)."""
     rows = ["| claim | contrast | difference (points) | se | one-sided p | verdict |", "|---|---|---|---|---|---|"]
@@ -206,38 +248,30 @@ def gains_markdown(trained: Mapping[tuple[str, str], Sequence[float]], at_init: 
 
 
 def longer_markdown(records: Mapping[tuple[str, str, int], dict], store, labels: Mapping[str, str], command: str) -> str:
-    """The cells of ``records`` some of whose runs have not converged, each with its runs at LONGER
-    times the epochs (every other field unchanged) from ``store``: best probe accuracy over seeds
+    """The cells of ``records`` with a run not converged or that have not converged (``cell_settled``),
+    each with its runs at LONGER times the epochs (every other field unchanged) from ``store``: best
+    probe accuracy over seeds
     and converged runs at both, and whether the longer runs changed the accuracy
     (``cldiv.book.verdicts.change_verdict``); while the longer runs are not all stored, the
     command that trains them (``command``, the ``cldiv simclr`` options that select the chapter's
     runs); "" if every run has converged."""
-    from cldiv.book.verdicts import change_verdict
-    from cldiv.images.simclr import SimCLRConfig
-
     def accuracy(runs):
         values = [100 * r["metrics"]["probe_best"] for r in runs]
         return (f"{statistics.fmean(values):.1f} ± {statistics.pstdev(values):.1f} "
                 f"({sum(training_converged(r['curve']['loss']) for r in runs)}/{len(runs)} converged)")
 
-    def changed(runs, longer):
-        return change_verdict(*([100 * r["metrics"]["probe_best"] for r in group] for group in (runs, longer)), "accuracy")
-
-    cells: dict[tuple[str, str], list[dict]] = {}
-    for (encoder, regime, _), record in records.items():
-        cells.setdefault((encoder, regime), []).append(record)
     rows = ["| cell | best probe accuracy (%) at the chapter's epochs | at twice the epochs | accuracy changed |",
             "|---|---|---|---|"]
-    for (encoder, regime), runs in cells.items():
-        if all(training_converged(r["curve"]["loss"]) for r in runs):
+    for (encoder, regime), runs in runs_per_cell(records).items():
+        if all(training_converged(r["curve"]["loss"]) for r in runs) and cell_settled(runs, store):
             continue
         epochs = LONGER * runs[0]["config"]["epochs"]
-        longer = [store.load(replace(SimCLRConfig(**r["config"]), epochs=epochs)) for r in runs]
+        longer = longer_records(runs, store)
         stored = [r for r in longer if r is not None]
         command_line = f"`cldiv simclr {command} --encoders {encoder} --regimes {regime} --epochs {epochs}`"
         later = (accuracy(stored) + ("" if all(longer) else f"; {len(stored)} of {len(runs)} runs stored: {command_line}")
                  if stored else f"not stored yet: {command_line}")
         rows.append(f"| {labels.get(encoder, encoder)} / {labels.get(regime, regime)} | "
                     f"{runs[0]['config']['epochs']} epochs: {accuracy(runs)} | {epochs} epochs: {later} | "
-                    f"{changed(runs, longer) if all(longer) else ''} |")
+                    f"{accuracy_change(runs, longer) if all(longer) else ''} |")
     return "\n".join(rows) if len(rows) > 2 else ""
