@@ -39,8 +39,8 @@ from scipy.stats import t as student_t
 from cldiv.synthetic.convergence import LAST_SHARE, LONGER, loss_trend
 
 __all__ = ["CLAIM_NAMES", "Contrast", "LEARNING_MARGIN", "SIGNIFICANCE", "claim_verdict", "contrast",
-           "cell_settled", "claim_contrasts", "contrasts_markdown", "converged_per_cell", "figure3_claims", "gains_markdown",
-           "learning_gain", "longer_markdown", "loss_settled", "per_cell", "published_differences",
+           "cell_settled", "claim_contrasts", "contrasts_markdown", "converged_per_cell", "figure3_claims",
+           "gains_markdown", "learning_gain", "longer_markdown", "loss_settled", "per_cell", "published_differences",
            "runs_per_cell", "training_converged", "unsettled_cells"]
 
 SIGNIFICANCE = 0.05
