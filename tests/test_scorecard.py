@@ -166,6 +166,26 @@ def test_a_cell_whose_runs_still_move_is_not_converged_and_not_compared(tmp_path
     assert not table1.disagreements
 
 
+def test_a_cell_is_judged_by_its_runs_at_twice_the_iterations_once_they_are_stored(tmp_path):
+    from cldiv.config import with_overrides
+
+    write_table1_runs(tmp_path, agree=True)
+    seeds = range(named_budget("synthetic", "paper").seeds)
+    moving = [tables.cell_config("violated", "linear", seed, "paper") for seed in seeds]
+    settled = [tables.cell_config("violated", "identity", seed, "paper") for seed in seeds]
+    paper = published("r2", "violated", "linear")[0]
+    for config in moving:  # still rising over the last quarter, but twice as long keeps the mean
+        write_run(tmp_path, config, r2=paper, settled=False)
+        write_run(tmp_path, with_overrides(config, iterations=2 * config.iterations), r2=paper)
+    table1 = row(sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path), "Table 1")
+    assert "19/19 cells agree" in table1.ours and "not converged" not in table1.ours
+    for config in settled:  # settled curves, but twice as long moves the mean by 0.3
+        write_run(tmp_path, with_overrides(config, iterations=2 * config.iterations),
+                  r2=published("r2", "violated", "identity")[0] + 0.3 + 0.01 * config.seed)
+    table1 = row(sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path), "Table 1")
+    assert "18/18 cells agree, 1 not converged" in table1.ours
+
+
 def test_partly_when_some_cells_are_not_run(tmp_path):
     write_run(tmp_path, tables.cell_config("holds", "spiral", 0, "cpu"), r2=0.999)
     table1 = row(sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path), "Table 1")
