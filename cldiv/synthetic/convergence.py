@@ -35,7 +35,7 @@ they are not stored, a cell has converged when every run has (``settled``). Why 
 the runs committed by 3 December 2026, of the 23 cells of the three headline tables (Table 1 at its
 preferred budget, both sweeps at ``cpu``) with a run not converged, doubling left the mean where it
 was in 17, moved it in 3 and may have in 3: most flagged runs wobble by a few hundredths around a
-level their seeds share, or have a noisy loss. Conversely, of the 4 points all of whose runs had
+level their seeds share, or have a noisy loss. Conversely, of the 14 points all of whose runs had
 converged and whose doubled runs are stored (all progressive-violation points), one moved
 (injective linear, d_fixed = 2: every seed left its plateau late, R^2 0.01 -> 0.09), which the
 shorter runs' curves do not show.
