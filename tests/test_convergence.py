@@ -11,6 +11,19 @@ def record(r2, loss, iterations=1000):
             "curves": {"iteration": [iterations * (i + 1) // steps for i in range(steps)], "r2": r2, "loss": loss}}
 
 
+def group(finals, iterations, d_fixed=8):
+    """The runs of one 10-D monomial point, one per seed, each with a flat curve at its final R^2."""
+    from dataclasses import asdict
+
+    from cldiv.synthetic.config import SyntheticConfig
+
+    out = []
+    for seed, final in enumerate(finals):
+        config = SyntheticConfig(process="monomial", latent_dim=10, d_fixed=d_fixed, seed=seed, iterations=iterations)
+        out.append({**record([final] * 20, [6.0] * 20, iterations), "config": asdict(config), "metrics": {"r2": final}})
+    return out
+
+
 def test_a_settled_run_has_converged():
     # 20 logged points: the last quarter (iterations > 750) holds the last five
     verdict = convergence(record([0.5, 0.9] + [0.99] * 18, [7.0, 6.5] + [6.2] * 13 + [6.25, 6.18, 6.22, 6.21, 6.19]))
@@ -91,34 +104,24 @@ def test_the_longer_runs_of_a_group_are_its_configs_at_twice_the_iterations_and_
 
 
 def test_the_longer_runs_table_says_whether_the_longer_runs_moved_the_r2(tmp_path):
-    from dataclasses import asdict
-
     from cldiv.config import with_overrides
     from cldiv.synthetic.config import SyntheticConfig
     from cldiv.synthetic.convergence import longer_markdown, r2_change
 
-    def runs(finals, iterations):
-        out = []
-        for seed, final in enumerate(finals):
-            config = SyntheticConfig(process="monomial", latent_dim=10, d_fixed=8, seed=seed, iterations=iterations)
-            out.append({**record([final] * 20, [6.0] * 20, iterations), "config": asdict(config),
-                        "metrics": {"r2": final}})
-        return out
-
-    short = runs([0.40, 0.44, 0.42], 1000)
+    short = group([0.40, 0.44, 0.42], 1000)
     configs = [with_overrides(SyntheticConfig(**r["config"]), iterations=2000) for r in short]
-    same, moved = runs([0.43, 0.41, 0.45], 2000), runs([0.60, 0.62, 0.61], 2000)
+    same, moved = group([0.43, 0.41, 0.45], 2000), group([0.60, 0.62, 0.61], 2000)
     # a fall from 0.96 to 0.70 that two seeds of three make and the third does not: Welch cannot confirm it
-    unclear = (runs([0.95, 0.96, 0.97], 1000), runs([0.62, 0.85, 0.63], 2000))
+    unclear = (group([0.95, 0.96, 0.97], 1000), group([0.62, 0.85, 0.63], 2000))
     assert [r2_change(short, same), r2_change(short, moved), r2_change(*unclear)] == ["no", "yes", "not clear"]
     table = longer_markdown([("a", (short, configs, same), "cmd a"), ("b", (short, configs, moved), "cmd b"),
                              ("c", (short, configs, []), "cmd c"), ("d", (unclear[0], configs, unclear[1]), "cmd d")],
-                            "point", "the sweep's")
+                            "point")
     rows = table.splitlines()
     assert rows[2].endswith("| no |") and rows[3].endswith("| yes |") and rows[5].endswith("| not clear |")
     assert "`cmd c`" in rows[4] and rows[4].endswith("|  |")
-    assert "Of the 3 points whose longer runs are all stored, 1 keep their R²" in table
-    assert ". Moved: b. May have moved, which the seeds cannot tell: d." in table
+    assert "Of the 3 rows whose longer runs are all stored, 1 keep their R²" in table
+    assert ". Moved: b (1000 -> 2000 it). May have moved, which the seeds cannot tell: d (1000 -> 2000 it)." in table
 
 
 def test_a_cell_has_converged_when_its_doubled_runs_leave_its_mean_and_only_then_once_they_are_stored(tmp_path):
@@ -190,3 +193,52 @@ def test_a_run_with_too_few_losses_to_judge_is_not_counted_as_moving_in_r2_only(
     short["metrics"] = {"r2": 0.9}
     assert what_moved(convergence(short)) == "R², loss not judged"
     assert unsettled_markdown([("short", short)]).splitlines()[-1].startswith("In 0 of these 1 runs")
+
+
+def test_a_group_that_moved_when_doubled_is_doubled_again_until_a_doubling_keeps_its_mean(tmp_path):
+    from cldiv.book.store import ResultStore
+    from cldiv.synthetic.config import SyntheticConfig
+    from cldiv.synthetic.convergence import doubling_steps, longer_runs, settled_runs
+
+    store = ResultStore(tmp_path)
+
+    def save(stored_runs):
+        for r in stored_runs:
+            store.save(SyntheticConfig(**r["config"]), r, wall_time_s=1.0, device="cpu")
+
+    # every curve flat, but the mean creeps up when doubled (0.01 -> 0.09 -> 0.13), then stays
+    short = group([0.01, 0.02, 0.01], 1000)
+    chain = [group([0.09, 0.08, 0.10], 2000), group([0.13, 0.14, 0.12], 4000), group([0.14, 0.13, 0.13], 8000)]
+    save(chain[0])
+    assert settled_runs(short, store) is None   # moved once; the doubled runs' flat curves do not settle it
+    assert [len(s) for s in doubling_steps(short, store)] == [3, 3]
+    save(chain[1])
+    steps = doubling_steps(short, store)
+    assert [(s[0][0]["config"]["iterations"], s[1][0].iterations, len(s[2])) for s in steps] == \
+        [(1000, 2000, 3), (2000, 4000, 3), (4000, 8000, 0)]
+    assert settled_runs(short, store) is None
+    save(chain[2])
+    shown = lambda group: [(r["config"]["iterations"], r["metrics"]["r2"]) for r in group]
+    assert shown(settled_runs(short, store)) == shown(chain[1])  # 4000 -> 8000 kept the mean: settled at 4000
+    assert len(doubling_steps(short, store)) == 3 and shown(longer_runs({"p": short}, store)["p"][2]) == shown(chain[0])
+    assert settled_runs(chain[2], store) == chain[2] and doubling_steps(chain[2], store) == []
+
+
+def test_a_sweep_table_shows_a_point_at_its_settled_length_marked_and_named_below(tmp_path):
+    from cldiv.book.store import ResultStore
+    from cldiv.synthetic.config import SyntheticConfig
+    from cldiv.synthetic.convergence import SETTLED_LATER_MARK
+    from cldiv.synthetic.sweeps import markdown_summary, settled_records
+
+    runs = lambda d_fixed, finals, iterations: group(finals, iterations, d_fixed)  # noqa: E731
+    store = ResultStore(tmp_path)
+    moving, steady = runs(2, [0.01, 0.02, 0.01], 1000), runs(4, [0.02, 0.01, 0.02], 1000)
+    for longer in (runs(2, [0.09, 0.08, 0.10], 2000), runs(2, [0.10, 0.09, 0.09], 4000)):
+        for r in longer:
+            store.save(SyntheticConfig(**r["config"]), r, wall_time_s=1.0, device="cpu")
+    shown = settled_records("progressive_violation", moving + steady, store)
+    assert sorted((r["config"]["d_fixed"], r["config"]["iterations"]) for r in shown) == [(2, 2000)] * 3 + [(4, 1000)] * 3
+    table = markdown_summary("progressive_violation", shown, store=store)
+    assert f"0.09 ± 0.01{SETTLED_LATER_MARK} | 0.02 ± 0.00 |" in table and "All 2 points have converged" in table
+    assert "other points' 1000 iterations" in table and "monomial / paper, d_fixed = 2 at 2000 iterations." in table
+    assert SETTLED_LATER_MARK not in markdown_summary("progressive_violation", moving + steady, store=store)

@@ -273,6 +273,21 @@ def test_progressive_violation_marks_the_points_that_have_not_converged(tmp_path
     assert row(sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path), "Table 7, Figure 5c").verdict == "not converged"
 
 
+def test_progressive_violation_shows_a_point_that_moved_when_doubled_at_the_length_it_settled(tmp_path):
+    from cldiv.config import with_overrides
+
+    for config in sweep_configs("progressive_violation", "cpu", processes=["monomial"], d_fixed=[0, 4], seeds=1):
+        write_run(tmp_path, config, r2=1.0 - 0.1 * config.d_fixed)
+    (moving,) = sweep_configs("progressive_violation", "cpu", processes=["monomial"], d_fixed=[4], seeds=1)
+    write_run(tmp_path, with_overrides(moving, iterations=2 * moving.iterations), r2=0.8)  # doubling moved it
+    fig5c = row(sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path), "Table 7, Figure 5c")
+    assert "{0: 1.00, 4: 0.60 †}" in fig5c.ours   # its doubled runs' flat curves do not settle it
+    write_run(tmp_path, with_overrides(moving, iterations=4 * moving.iterations), r2=0.8)  # doubling again did not
+    fig5c = row(sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path), "Table 7, Figure 5c")
+    assert "{0: 1.00, 4: 0.80 ‡}" in fig5c.ours and "until it converged: 1 of 2 points" in fig5c.ours
+    assert "not converged" not in fig5c.ours
+
+
 def test_figure3_compares_cifar10_runs_with_the_published_accuracy(tmp_path):
     for config in simclr_configs("paper", dataset="cifar10", seeds=[0]):
         accuracy = FIGURE3[config.encoder, config.regime][0]

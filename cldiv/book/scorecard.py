@@ -29,7 +29,7 @@ from cldiv.generators import SYNTHETIC_PROCESSES
 from cldiv.published import FIGURE3, FIGURE5A, published as published_cell
 from cldiv.synthetic import table1 as tables
 from cldiv import budgets
-from cldiv.synthetic.convergence import NOT_CONVERGED_MARK, settled
+from cldiv.synthetic.convergence import NOT_CONVERGED_MARK, SETTLED_LATER_MARK, settled, settled_runs
 
 __all__ = ["Claim", "Row", "CLAIMS", "scorecard", "verdict_rules", "VERDICTS"]
 
@@ -247,8 +247,9 @@ def assess_constraint_sweep(store: ResultStore) -> Assessment:
 def assess_progressive_violation(store: ResultStore) -> Assessment:
     """Table 7 / Figure 5c: R^2 against d_fixed = 0..10 on S^9 (linear and monomial embeddings),
     under the paper's sampling rule (the chapter also shows the authors' sign rule at d_fixed = 9).
-    A point that has not converged (``cldiv.synthetic.convergence.settled``) is marked †; if none
-    has, "not converged"."""
+    Each point at the shortest stored length at which it has converged
+    (``cldiv.synthetic.convergence.settled_runs``), marked ‡ if that is longer than the budget's;
+    one that has not converged at any is marked †; if none has, "not converged"."""
     from cldiv.synthetic.sweeps import PROGRESSIVE_PROCESSES, sweep_configs
 
     def configs(budget: str):
@@ -260,13 +261,18 @@ def assess_progressive_violation(store: ResultStore) -> Assessment:
     if not found:
         return Assessment("not yet run", paper=paper)
     parts = []
-    unconverged = [key for key, (_, runs) in found.items() if not settled(runs, store)]
+    settled_at = {key: settled_runs(runs, store) for key, (_, runs) in found.items()}
+    unconverged = [key for key, runs in settled_at.items() if runs is None]
+    later = [key for key, runs in settled_at.items() if runs and runs is not found[key][1]]
     for process in PROGRESSIVE_PROCESSES:
-        values = {d: statistics.fmean(metric_values(runs, "r2")) for (p, d), (_, runs) in found.items() if p == process}
+        values = {d: statistics.fmean(metric_values(settled_at[p, d] or runs, "r2"))
+                  for (p, d), (_, runs) in found.items() if p == process}
         if values:
-            shown = ", ".join(f"{d}: {values[d]:.2f}" + f" {NOT_CONVERGED_MARK}" * ((process, d) in unconverged) for d in sorted(values))
+            shown = ", ".join(f"{d}: {values[d]:.2f}" + f" {NOT_CONVERGED_MARK}" * ((process, d) in unconverged)
+                              + f" {SETTLED_LATER_MARK}" * ((process, d) in later) for d in sorted(values))
             parts.append(f"{process.replace('_', ' ')} R² by d_fixed {{{shown}}}")
     ours = "; ".join(parts) + (f" ({NOT_CONVERGED_MARK} not converged: {len(unconverged)} of {len(found)} points)" if unconverged else "")
+    ours += f" ({SETTLED_LATER_MARK} trained longer, until it converged: {len(later)} of {len(found)} points)" if later else ""
     verdict = "not converged" if len(unconverged) == len(found) else "measured"
     return Assessment(verdict, describe_budget(found.values()), paper, ours)
 

@@ -39,6 +39,11 @@ level their seeds share, or have a noisy loss. Conversely, of the 14 points all 
 converged and whose doubled runs are stored (all progressive-violation points), one moved
 (injective linear, d_fixed = 2: every seed left its plateau late, R^2 0.01 -> 0.09), which the
 shorter runs' curves do not show.
+
+Longer still. A cell that moved when doubled (or may have) is doubled again, and so on
+(``doubling_steps``), until a doubling leaves its mean R^2 where it was; ``settled_runs`` are its
+runs at that length, the shortest at which it has converged. A cell that moved once is not trusted
+to its curves again: only a stored doubling that kept its mean settles it.
 """
 
 from __future__ import annotations
@@ -62,6 +67,9 @@ NOT_CONVERGED_MARK = "†"
 NOT_CONVERGED_NOTE = ("not converged: training every run twice as long moved the mean held-out R² (or may have, "
                       "which the seeds cannot tell), or, where those runs are not stored, some run's held-out R² "
                       "or loss still moved over the last quarter of training (cldiv.synthetic.convergence)")
+#: The mark of a cell (or sweep point) shown at a longer length than its table's, the shortest at which
+#: it has converged (``settled_runs``).
+SETTLED_LATER_MARK = "‡"
 
 
 @dataclass(frozen=True)
@@ -154,16 +162,40 @@ def longer_configs(runs: list[dict]) -> list[SyntheticConfig]:
     return [with_overrides(SyntheticConfig(**r["config"]), iterations=LONGER * r["config"]["iterations"]) for r in runs]
 
 
+def doubling_steps(runs: list[dict], store) -> list[tuple[list[dict], list[SyntheticConfig], list[dict]]]:
+    """Where a group of runs goes when trained ever longer: (runs, the same configs at LONGER times
+    the iterations, those of them in ``store``), first for ``runs`` if some have not converged or
+    they have not ``settled``, then for those longer runs, and so on while a step's longer runs are
+    all stored and moved the mean held-out R^2 or may have (``r2_change`` not "no"); [] if ``runs``
+    have converged and settled."""
+    steps: list[tuple[list[dict], list[SyntheticConfig], list[dict]]] = []
+    if all(map(converged, runs)) and settled(runs, store):
+        return steps
+    while True:
+        configs = longer_configs(runs)
+        stored = [r for r in map(store.load, configs) if r is not None]
+        steps.append((runs, configs, stored))
+        if len(stored) < len(configs) or r2_change(runs, stored) == "no":
+            return steps
+        runs = stored
+
+
 def longer_runs(groups: dict, store) -> dict:
     """For every group of ``groups`` (key -> stored runs) some of whose runs have not converged, or
     that has not ``settled``: key -> (its runs, the same configs at LONGER times the iterations,
-    those of them in ``store``)."""
-    out = {}
-    for key, runs in groups.items():
-        if not all(map(converged, runs)) or not settled(runs, store):
-            longer = longer_configs(runs)
-            out[key] = (runs, longer, [r for r in map(store.load, longer) if r is not None])
-    return out
+    those of them in ``store``), the first of its ``doubling_steps``."""
+    return {key: steps[0] for key, runs in groups.items() if (steps := doubling_steps(runs, store))}
+
+
+def settled_runs(runs: list[dict], store) -> list[dict] | None:
+    """The runs of a group at the shortest length at which it has converged: ``runs`` if they have
+    ``settled``; else the runs of its last ``doubling_steps`` step, if that step's longer runs are
+    all stored and left their mean held-out R^2 where it was (``r2_change`` "no"): a group that
+    moved when doubled is not trusted to its curves again. None if the store holds no such runs."""
+    if settled(runs, store):
+        return runs
+    shorter, configs, stored = doubling_steps(runs, store)[-1]
+    return shorter if len(stored) == len(configs) and r2_change(shorter, stored) == "no" else None
 
 
 def settled(runs: list[dict], store=None) -> bool:
@@ -189,13 +221,13 @@ def r2_change(runs: list[dict], longer: list[dict]) -> str:
     return change_verdict([r["metrics"]["r2"] for r in runs], [r["metrics"]["r2"] for r in longer], "r2")
 
 
-def longer_markdown(rows: list[tuple[str, tuple, str]], first: str, iterations_of: str) -> str:
+def longer_markdown(rows: list[tuple[str, tuple, str]], first: str) -> str:
     """A markdown table of ``longer_runs`` entries, one row per (label, entry, command): R^2 over
     seeds and converged runs at the runs' iterations and at LONGER times them, or, while none of the
     longer runs is stored, ``command``, which trains them; whether the longer runs changed the R^2
-    (``r2_change``, once all are stored); then a sentence that counts the verdicts. ``first``: the
-    first column's title; ``iterations_of``: whose iterations the runs have ("the headline's")."""
-    lines = [f"| {first} | R² at {iterations_of} iterations | R² at {LONGER}x the iterations | R² changed |",
+    (``r2_change``, once all are stored); then a sentence that counts the verdicts, each row named by
+    its label and lengths. ``first``: the first column's title."""
+    lines = [f"| {first} | R² | R² at {LONGER}x the iterations | R² changed |",
              "|---|---|---|---|"]
     verdicts: dict[str, list[str]] = {"yes": [], "no": [], "not clear": []}
     for label, (runs, configs, stored), command in rows:
@@ -203,7 +235,7 @@ def longer_markdown(rows: list[tuple[str, tuple, str]], first: str, iterations_o
         later = r2_converged(stored) + partly if stored else f"not stored yet: `{command}`"
         changed = r2_change(runs, stored) if len(stored) == len(configs) else ""
         if changed:
-            verdicts[changed].append(label)
+            verdicts[changed].append(f"{label} ({runs[0]['config']['iterations']} -> {configs[0].iterations} it)")
         lines.append(f"| {label} | {runs[0]['config']['iterations']} it: {r2_converged(runs)} | "
                      f"{configs[0].iterations} it: {later} | {changed} |")
     complete = sum(map(len, verdicts.values()))
@@ -212,8 +244,8 @@ def longer_markdown(rows: list[tuple[str, tuple, str]], first: str, iterations_o
     summary = (f"R² changed: *yes* where the scorecard's rule tells the two apart (more than {FLOOR['r2']:g} apart and a "
                f"Welch test rejecting equal means at level {SIGNIFICANCE:g}), *no* where their means differ by at most "
                f"{FLOOR['r2']:g} or the seeds' spread, *not clear* otherwise (`cldiv.book.verdicts.change_verdict`). Of the "
-               f"{complete} {first}s whose longer runs are all stored, {len(verdicts['no'])} keep their R², so their "
-               f"number at {iterations_of} iterations does not hinge on where training stopped")
+               f"{complete} rows whose longer runs are all stored, {len(verdicts['no'])} keep their R², so their "
+               f"number at the shorter length does not hinge on where training stopped")
     summary += "".join(f". {text}: {'; '.join(labels)}" for key, text in
                        (("yes", "Moved"), ("not clear", "May have moved, which the seeds cannot tell"))
                        if (labels := verdicts[key]))

@@ -30,8 +30,8 @@ from cldiv.generators import SYNTHETIC_PROCESSES
 from cldiv.book.executor import EXECUTORS, grid, run_sweep
 from cldiv.synthetic.table1 import summarise
 from cldiv.synthetic.train import run_synthetic
-from cldiv.synthetic.convergence import (NOT_CONVERGED_MARK, NOT_CONVERGED_NOTE, longer_markdown, longer_runs,
-                                         settled, unsettled_markdown)
+from cldiv.synthetic.convergence import (NOT_CONVERGED_MARK, NOT_CONVERGED_NOTE, SETTLED_LATER_MARK, doubling_steps,
+                                         longer_markdown, settled, settled_runs, unsettled_markdown)
 
 SWEEPS = ("constraint_ratio", "progressive_violation")
 
@@ -256,24 +256,41 @@ def summary_rows(name: str, records: Iterable[dict], metric: str = "r2", store=N
 def markdown_summary(name: str, records: Iterable[dict], metric: str = "r2", digits: int = 2, store=None) -> str:
     """A markdown table of 'mean ± std' over seeds: one row per curve, one column per axis value;
     NOT_CONVERGED_MARK after a point that has not converged (``summary_rows``' "settled", its longer
-    runs looked up in ``store``), explained below the table."""
+    runs looked up in ``store``) and SETTLED_LATER_MARK after one whose runs are longer than the
+    shortest (``settled_records``), both explained below the table."""
     records = list(records)
     rows, settled_points = summary_rows(name, records, metric), summary_rows(name, records, "settled", store)
+    iterations = {key: runs[0]["config"]["iterations"] for key, runs in sweep_points(name, records).items()}
+    shortest = min(iterations.values(), default=0)
     values = sorted({v for row in rows.values() for v in row})
     head = "| " + " / ".join(SWEEP_CURVE[name]) + " | " + " | ".join(f"{SWEEP_AXIS[name]} = {v:g}" for v in values) + " |"
     lines = [head, "|---" * (len(values) + 1) + "|"]
-    unsettled = 0
+    unsettled, later = 0, []
     for key, row in rows.items():
         cells = []
         for v in values:
             mark = NOT_CONVERGED_MARK if not settled_points[key].get(v, True) else ""
             unsettled += bool(mark)
+            if v in row and iterations[(*key, v)] > shortest:
+                mark += SETTLED_LATER_MARK
+                later.append(f"{point_label(name, (*key, v))} at {iterations[(*key, v)]}")
             cells.append(f"{row[v][0]:.{digits}f} ± {row[v][1]:.{digits}f}{mark}" if v in row else "")
         lines.append("| " + " / ".join(key) + " | " + " | ".join(cells) + " |")
     total = sum(map(len, rows.values()))
     lines.append(f"\n{NOT_CONVERGED_MARK} {NOT_CONVERGED_NOTE} ({unsettled} of {total} points)." if unsettled
                  else f"\nAll {total} points have converged (cldiv.synthetic.convergence.settled).")
+    if later:
+        lines.append(f"\n{SETTLED_LATER_MARK} trained for longer than the other points' {shortest} iterations: the "
+                     f"shortest length at which the point converged (cldiv.synthetic.convergence.settled_runs): "
+                     f"{'; '.join(later)} iterations.")
     return "\n".join(lines)
+
+
+def settled_records(name: str, records: Iterable[dict], store) -> list[dict]:
+    """The runs of every point of sweep ``name`` (``sweep_points`` of ``records``) at the shortest
+    length at which the point has converged (``cldiv.synthetic.convergence.settled_runs``, in
+    ``store``), or its own runs where the store holds no such length."""
+    return [r for runs in sweep_points(name, records).values() for r in settled_runs(runs, store) or runs]
 
 
 def sweep_points(name: str, records: Iterable[dict]) -> dict[tuple, list[dict]]:
@@ -293,18 +310,20 @@ _SWEEP_PARAM = {"process": "processes", "encoder": "encoders", "rho": "rhos", "d
 
 def longer_table(name: str, records: Iterable[dict], budget: str, store) -> str:
     """The points of sweep ``name`` (``sweep_points`` of ``records``) some of whose runs have not
-    converged, with their runs at LONGER times the iterations from ``store``
-    (``cldiv.synthetic.convergence.longer_runs``), as a markdown table (``longer_markdown``) with the
-    ``cldiv sweep`` command that trains a point's longer runs; "" if every run has converged."""
+    converged or that have not settled, one row per step of their
+    ``cldiv.synthetic.convergence.doubling_steps`` (their runs at LONGER times the iterations, and
+    again while that moved them) in ``store``, as a markdown table (``longer_markdown``) with the
+    ``cldiv sweep`` command that trains a step's longer runs; "" if every run has converged."""
     fields_of_key = (*SWEEP_CURVE[name], SWEEP_AXIS[name])
     rows = []
-    for key, entry in longer_runs(sweep_points(name, records), store).items():
+    for key, runs in sweep_points(name, records).items():
         point = " ".join(f'-p {_SWEEP_PARAM[f]} "[{v!r}]"' if f in _SWEEP_PARAM else f"-p {f} {v}"
                          for f, v in zip(fields_of_key, key))
-        command = (f"cldiv sweep {name} --budget {budget} {point} -p seeds {1 + max(c.seed for c in entry[1])} "
-                   f"-p iterations {entry[1][0].iterations}")
-        rows.append((point_label(name, key), entry, command))
-    return longer_markdown(rows, "point", "the sweep's") if rows else ""
+        for entry in doubling_steps(runs, store):
+            command = (f"cldiv sweep {name} --budget {budget} {point} -p seeds {1 + max(c.seed for c in entry[1])} "
+                       f"-p iterations {entry[1][0].iterations}")
+            rows.append((point_label(name, key), entry, command))
+    return longer_markdown(rows, "point") if rows else ""
 
 
 def point_label(name: str, key: tuple) -> str:

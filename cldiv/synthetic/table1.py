@@ -220,7 +220,7 @@ def longer_table(found: dict, store) -> str:
                             f"and {agree[1]} at {configs[0].iterations} iterations")
     against = (" Against the published R² (the scorecard's rule, were the runs converged): "
                + "; ".join(verdicts) + ".") if verdicts else ""
-    return longer_markdown(rows, "cell", "the headline's") + against
+    return longer_markdown(rows, "cell") + against
 
 
 def unsettled_table(found: dict) -> str:
