@@ -301,6 +301,21 @@ def test_figure3_compares_cifar10_runs_with_the_published_accuracy(tmp_path):
     assert figure3.verdict == "partly" and "8/8 cells agree, 1 not converged" in figure3.ours
 
 
+def test_figure3_takes_a_cell_that_moved_when_doubled_at_the_epochs_a_further_doubling_kept(tmp_path):
+    from dataclasses import replace
+
+    for config in simclr_configs("paper", dataset="cifar10", seeds=[0]):
+        write_run(tmp_path, config, probe_best=FIGURE3[config.encoder, config.regime][0] / 100)
+    (moving,) = simclr_configs("paper", dataset="cifar10", encoders=["mlp"], regimes=["all"], seeds=[0])
+    write_run(tmp_path, replace(moving, epochs=400), probe_best=0.50)   # 42.3 -> 50.0: moved, or may have
+    figure3 = row(sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path), "Figure 3")
+    assert "mlp 42.3/" in figure3.ours and "1 not converged" in figure3.ours
+    write_run(tmp_path, replace(moving, epochs=800), probe_best=0.50)   # doubling again kept it
+    figure3 = row(sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path), "Figure 3")
+    assert "mlp 50.0‡/" in figure3.ours and "trained longer, until it converged: 1 of 9 cells" in figure3.ours
+    assert "not converged" not in figure3.ours
+
+
 def test_figure3_on_the_generated_set_is_measured_with_the_three_claims_and_the_gain(tmp_path):
     accuracy = {"all": 0.5, "crop": 0.4, "no_crop": 0.3}
     bias = {"resnet18": 0.1, "vit": 0.05, "mlp": 0.0}

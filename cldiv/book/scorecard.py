@@ -290,9 +290,11 @@ def assess_figure3(store: ResultStore) -> Assessment:
     generated stand-in (``HEADLINE_DATASET``) are shown as measured. Either way the paper's three
     qualitative claims (``cldiv.images.claims``) get a verdict where every cell has two seeds or
     more (a difference using a cell with a run not converged: *not converged*), beside whether
-    training beat the probe at initialisation.
+    training beat the probe at initialisation. Each cell is taken at the shortest stored length at
+    which it has converged (``cldiv.images.claims.DOUBLING.settled_runs``), marked ‡ if that is
+    longer than the budget's.
     """
-    from cldiv.images.claims import cell_settled, claim_verdict, figure3_claims, learning_gain
+    from cldiv.images.claims import DOUBLING, claim_verdict, figure3_claims, learning_gain
     from cldiv.images import HEADLINE_DATASET
     from cldiv.images.simclr import simclr_configs
 
@@ -307,15 +309,18 @@ def assess_figure3(store: ResultStore) -> Assessment:
             break
     else:
         return Assessment("not yet run", paper=paper)
-    tally, parts, accuracy, learned, unconverged = Tally(), [], {}, [], []
+    tally, parts, accuracy, learned, unconverged, later = Tally(), [], {}, [], [], []
     for encoder in encoders:
         row = {}
         for regime in regimes:
             mean, sd = FIGURE3[encoder, regime]
             runs = found.get((encoder, regime), (None, []))[1]
-            values = [100 * v for v in metric_values(runs, "probe_best")]
-            converged = cell_settled(runs, store)
+            settled_at = DOUBLING.settled_runs(runs, store)
+            converged = settled_at is not None
             unconverged += [] if converged else [(encoder, regime)]
+            later += [(encoder, regime)] if converged and settled_at is not runs else []
+            runs = settled_at or runs
+            values = [100 * v for v in metric_values(runs, "probe_best")]
             # no published sd (ViT): the floor alone
             tally.add(values, (mean, sd or 0.0), "accuracy", label=f"{encoder} / {regime}", converged=converged)
             if values:
@@ -325,7 +330,8 @@ def assess_figure3(store: ResultStore) -> Assessment:
                 gain, gain_sd, learns = learning_gain(values, init)
                 learned.append(f"{encoder} {gain:+.1f} ± {gain_sd:.1f}{'' if learns else ' (short of +10)'}")
         if row:
-            parts.append(f"{encoder} " + "/".join(f"{row[r]:.1f}" if r in row else "?" for r in regimes))
+            parts.append(f"{encoder} " + "/".join(f"{row[r]:.1f}" + SETTLED_LATER_MARK * ((encoder, r) in later)
+                                                  if r in row else "?" for r in regimes))
     complete = len(accuracy) == len(encoders) * len(regimes) and all(len(v) >= 2 for v in accuracy.values())
     claims = figure3_claims(accuracy, encoders, regimes, unconverged=unconverged) if complete else {}
     shape = "; ".join(f"{claim}: {claim_verdict(contrasts)}" for claim, contrasts in claims.items()) \
@@ -333,6 +339,8 @@ def assess_figure3(store: ResultStore) -> Assessment:
     if learned:
         shape += "; gain over the probe at init under All: " + ", ".join(learned)
     budget = describe_budget(found.values())
+    if later:
+        parts.append(f"{SETTLED_LATER_MARK} trained longer, until it converged: {len(later)} of {len(found)} cells")
     if dataset == "cifar10":
         return Assessment(tally.verdict, budget, paper, "; ".join(parts) + f" ({tally.cells})", shape=shape,
                           disagreements=tuple(tally.disagreements))

@@ -36,12 +36,13 @@ from dataclasses import dataclass, replace
 
 from scipy.stats import t as student_t
 
-from cldiv.synthetic.convergence import LAST_SHARE, LONGER, loss_trend
+from cldiv.book.doubling import LONGER, Doubling
+from cldiv.synthetic.convergence import LAST_SHARE, loss_trend
 
 __all__ = ["CLAIM_NAMES", "Contrast", "LEARNING_MARGIN", "SIGNIFICANCE", "claim_verdict", "contrast",
            "cell_settled", "claim_contrasts", "contrasts_markdown", "converged_per_cell", "figure3_claims",
            "gains_markdown", "learning_gain", "longer_markdown", "loss_settled", "per_cell", "published_differences",
-           "runs_per_cell", "training_converged", "unsettled_cells"]
+           "runs_per_cell", "settled_cells", "training_converged", "unsettled_cells"]
 
 SIGNIFICANCE = 0.05
 #: Points by which training must beat the probe at initialisation (mean minus one sd over seeds).
@@ -185,11 +186,11 @@ def converged_per_cell(records: Mapping[tuple[str, str, int], dict]) -> dict[tup
     return out
 
 
-def longer_records(runs: Sequence[dict], store) -> list[dict | None]:
-    """The stored records of ``runs``' configs at LONGER times their epochs (None where absent)."""
+def longer_configs(runs: Sequence[dict]) -> list:
+    """The configs of ``runs`` at LONGER times their epochs."""
     from cldiv.images.simclr import SimCLRConfig
 
-    return [store.load(replace(SimCLRConfig(**r["config"]), epochs=LONGER * r["config"]["epochs"])) for r in runs]
+    return [replace(SimCLRConfig(**r["config"]), epochs=LONGER * r["config"]["epochs"]) for r in runs]
 
 
 def accuracy_change(runs: Sequence[dict], longer: Sequence[dict]) -> str:
@@ -200,14 +201,11 @@ def accuracy_change(runs: Sequence[dict], longer: Sequence[dict]) -> str:
     return change_verdict(*([100 * r["metrics"]["probe_best"] for r in group] for group in (runs, longer)), "accuracy")
 
 
-def cell_settled(runs: Sequence[dict], store=None) -> bool:
-    """Whether a cell's runs have converged (module docstring): where ``store`` holds all of them at
-    LONGER times the epochs, whether those left the best probe accuracy where it was
-    (``accuracy_change`` "no"); else whether every run has (``training_converged``)."""
-    longer = longer_records(runs, store) if store is not None else [None]
-    if None in longer or not runs:
-        return all(training_converged(r["curve"]["loss"]) for r in runs)
-    return accuracy_change(runs, longer) == "no"
+#: How SimCLR runs are doubled (``cldiv.book.doubling``): epochs, the mean best probe accuracy.
+DOUBLING = Doubling(longer_configs, lambda record: training_converged(record["curve"]["loss"]), accuracy_change)
+#: Whether a cell's runs have converged (module docstring): where ``store`` holds all of them at LONGER
+#: times the epochs, whether those left the best probe accuracy where it was; else whether every run has.
+cell_settled = DOUBLING.settled
 
 
 def runs_per_cell(records: Mapping[tuple[str, str, int], dict]) -> dict[tuple[str, str], list[dict]]:
@@ -249,29 +247,37 @@ def gains_markdown(trained: Mapping[tuple[str, str], Sequence[float]], at_init: 
 
 def longer_markdown(records: Mapping[tuple[str, str, int], dict], store, labels: Mapping[str, str], command: str) -> str:
     """The cells of ``records`` with a run not converged or that have not converged (``cell_settled``),
-    each with its runs at LONGER times the epochs (every other field unchanged) from ``store``: best
-    probe accuracy over seeds
-    and converged runs at both, and whether the longer runs changed the accuracy
-    (``cldiv.book.verdicts.change_verdict``); while the longer runs are not all stored, the
-    command that trains them (``command``, the ``cldiv simclr`` options that select the chapter's
-    runs); "" if every run has converged."""
+    one row per step of their ``DOUBLING.steps`` (their runs at LONGER times the epochs, every other
+    field unchanged, and again while that moved them) in ``store``: best probe accuracy over seeds and
+    converged runs at both lengths, and whether the longer runs changed the accuracy
+    (``accuracy_change``); while a step's longer runs are not all stored, the command that trains them
+    (``command``, the ``cldiv simclr`` options that select the chapter's runs); "" if every run has
+    converged."""
     def accuracy(runs):
         values = [100 * r["metrics"]["probe_best"] for r in runs]
         return (f"{statistics.fmean(values):.1f} ± {statistics.pstdev(values):.1f} "
-                f"({sum(training_converged(r['curve']['loss']) for r in runs)}/{len(runs)} converged)")
+                f"({sum(map(DOUBLING.converged, runs))}/{len(runs)} converged)")
 
-    rows = ["| cell | best probe accuracy (%) at the chapter's epochs | at twice the epochs | accuracy changed |",
-            "|---|---|---|---|"]
-    for (encoder, regime), runs in runs_per_cell(records).items():
-        if all(training_converged(r["curve"]["loss"]) for r in runs) and cell_settled(runs, store):
-            continue
-        epochs = LONGER * runs[0]["config"]["epochs"]
-        longer = longer_records(runs, store)
-        stored = [r for r in longer if r is not None]
-        command_line = f"`cldiv simclr {command} --encoders {encoder} --regimes {regime} --epochs {epochs}`"
-        later = (accuracy(stored) + ("" if all(longer) else f"; {len(stored)} of {len(runs)} runs stored: {command_line}")
-                 if stored else f"not stored yet: {command_line}")
-        rows.append(f"| {labels.get(encoder, encoder)} / {labels.get(regime, regime)} | "
-                    f"{runs[0]['config']['epochs']} epochs: {accuracy(runs)} | {epochs} epochs: {later} | "
-                    f"{accuracy_change(runs, longer) if all(longer) else ''} |")
+    rows = ["| cell | best probe accuracy (%) | at twice the epochs | accuracy changed |", "|---|---|---|---|"]
+    for (encoder, regime), cell_runs in runs_per_cell(records).items():
+        for runs, configs, stored in DOUBLING.steps(cell_runs, store):
+            epochs = configs[0].epochs
+            command_line = f"`cldiv simclr {command} --encoders {encoder} --regimes {regime} --epochs {epochs}`"
+            complete = len(stored) == len(configs)
+            later = (accuracy(stored) + ("" if complete else f"; {len(stored)} of {len(runs)} runs stored: {command_line}")
+                     if stored else f"not stored yet: {command_line}")
+            rows.append(f"| {labels.get(encoder, encoder)} / {labels.get(regime, regime)} | "
+                        f"{runs[0]['config']['epochs']} epochs: {accuracy(runs)} | {epochs} epochs: {later} | "
+                        f"{accuracy_change(runs, stored) if complete else ''} |")
     return "\n".join(rows) if len(rows) > 2 else ""
+
+
+def settled_cells(records: Mapping[tuple[str, str, int], dict], store) -> dict[tuple[str, str, int], dict]:
+    """``records`` ((encoder, regime, seed) -> record) with every cell's runs at the shortest length
+    at which the cell has converged (``DOUBLING.settled_runs`` in ``store``), or its own runs where
+    the store holds no such length."""
+    out = {}
+    for cell, runs in runs_per_cell(records).items():
+        for record in DOUBLING.settled_runs(runs, store) or runs:
+            out[(*cell, record["config"]["seed"])] = record
+    return out

@@ -42,8 +42,8 @@ shorter runs' curves do not show.
 
 Longer still. A cell that moved when doubled (or may have) is doubled again, and so on
 (``doubling_steps``), until a doubling leaves its mean R^2 where it was; ``settled_runs`` are its
-runs at that length, the shortest at which it has converged. A cell that moved once is not trusted
-to its curves again: only a stored doubling that kept its mean settles it.
+runs at that length, the shortest at which it has converged (``cldiv.book.doubling``, which the
+SimCLR cells share). A cell that moved once is not trusted to its curves again.
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ from dataclasses import dataclass
 
 from scipy.stats import theilslopes
 
+from cldiv.book.doubling import LONGER, Doubling
 from cldiv.book.verdicts import FLOOR, SIGNIFICANCE, change_verdict
 from cldiv.config import with_overrides
 from cldiv.synthetic.config import SyntheticConfig
@@ -152,60 +153,9 @@ def unsettled_markdown(rows: list[tuple[str, dict]]) -> str:
         f"of that quarter's two halves differ by at most {LOSS_TOLERANCE:g} or twice their standard error.")
 
 
-#: How many times its iterations a group of runs (a table cell, a sweep point) some of whose runs
-#: have not converged is also trained for, every run of it, to show where its runs settle.
-LONGER = 2
-
-
 def longer_configs(runs: list[dict]) -> list[SyntheticConfig]:
     """The configs of ``runs`` at LONGER times their iterations."""
     return [with_overrides(SyntheticConfig(**r["config"]), iterations=LONGER * r["config"]["iterations"]) for r in runs]
-
-
-def doubling_steps(runs: list[dict], store) -> list[tuple[list[dict], list[SyntheticConfig], list[dict]]]:
-    """Where a group of runs goes when trained ever longer: (runs, the same configs at LONGER times
-    the iterations, those of them in ``store``), first for ``runs`` if some have not converged or
-    they have not ``settled``, then for those longer runs, and so on while a step's longer runs are
-    all stored and moved the mean held-out R^2 or may have (``r2_change`` not "no"); [] if ``runs``
-    have converged and settled."""
-    steps: list[tuple[list[dict], list[SyntheticConfig], list[dict]]] = []
-    if all(map(converged, runs)) and settled(runs, store):
-        return steps
-    while True:
-        configs = longer_configs(runs)
-        stored = [r for r in map(store.load, configs) if r is not None]
-        steps.append((runs, configs, stored))
-        if len(stored) < len(configs) or r2_change(runs, stored) == "no":
-            return steps
-        runs = stored
-
-
-def longer_runs(groups: dict, store) -> dict:
-    """For every group of ``groups`` (key -> stored runs) some of whose runs have not converged, or
-    that has not ``settled``: key -> (its runs, the same configs at LONGER times the iterations,
-    those of them in ``store``), the first of its ``doubling_steps``."""
-    return {key: steps[0] for key, runs in groups.items() if (steps := doubling_steps(runs, store))}
-
-
-def settled_runs(runs: list[dict], store) -> list[dict] | None:
-    """The runs of a group at the shortest length at which it has converged: ``runs`` if they have
-    ``settled``; else the runs of its last ``doubling_steps`` step, if that step's longer runs are
-    all stored and left their mean held-out R^2 where it was (``r2_change`` "no"): a group that
-    moved when doubled is not trusted to its curves again. None if the store holds no such runs."""
-    if settled(runs, store):
-        return runs
-    shorter, configs, stored = doubling_steps(runs, store)[-1]
-    return shorter if len(stored) == len(configs) and r2_change(shorter, stored) == "no" else None
-
-
-def settled(runs: list[dict], store=None) -> bool:
-    """Whether a group of runs (a table cell, a sweep point) has converged (module docstring,
-    "Cells"): where ``store`` holds all of the same runs trained LONGER times as long, whether those
-    left the mean held-out R^2 where it was (``r2_change`` "no"); else whether every run has."""
-    longer = [store.load(c) for c in longer_configs(runs)] if store is not None else [None]
-    if None in longer or not runs:
-        return all(map(converged, runs))
-    return r2_change(runs, longer) == "no"
 
 
 def r2_converged(records: list[dict]) -> str:
@@ -219,6 +169,20 @@ def r2_change(runs: list[dict], longer: list[dict]) -> str:
     """Whether ``longer`` (``runs`` at LONGER times the iterations) changed the held-out R^2:
     ``cldiv.book.verdicts.change_verdict``, "yes", "no" or "not clear"."""
     return change_verdict([r["metrics"]["r2"] for r in runs], [r["metrics"]["r2"] for r in longer], "r2")
+
+
+#: How synthetic runs are doubled (``cldiv.book.doubling``): iterations, the mean held-out R^2.
+DOUBLING = Doubling(longer_configs, converged, r2_change)
+#: Whether a group of runs (a table cell, a sweep point) has converged; its doubling steps; its runs
+#: at the shortest length at which it has (module docstring, "Cells" and "Longer still").
+settled, doubling_steps, settled_runs = DOUBLING.settled, DOUBLING.steps, DOUBLING.settled_runs
+
+
+def longer_runs(groups: dict, store) -> dict:
+    """For every group of ``groups`` (key -> stored runs) some of whose runs have not converged, or
+    that has not ``settled``: key -> (its runs, the same configs at LONGER times the iterations,
+    those of them in ``store``), the first of its ``doubling_steps``."""
+    return {key: steps[0] for key, runs in groups.items() if (steps := doubling_steps(runs, store))}
 
 
 def longer_markdown(rows: list[tuple[str, tuple, str]], first: str) -> str:

@@ -1,0 +1,76 @@
+"""Training a cell ever longer until a doubling leaves its mean where it was.
+
+A cell (a table cell, a sweep point, an image cell) reports a mean over its seeds, so what must
+have settled is that mean. A run's curve is a screen: every run of a cell with a run not converged
+is also trained for ``LONGER`` = 2 times as long, and once those runs are all stored they decide,
+whatever the shorter runs' curves say: the cell has converged when they left its mean where it was
+(change "no"); while they are not stored, when every run has (``Doubling.settled``). A cell that
+moved when doubled (or may have) is doubled again, and so on (``Doubling.steps``), until a
+doubling leaves its mean in place; ``Doubling.settled_runs`` are its runs at that length, the
+shortest at which it has converged. A cell that moved once is not trusted to its curves again:
+only a stored doubling that kept its mean settles it.
+
+The synthetic runs (iterations, held-out R^2: ``cldiv.synthetic.convergence.DOUBLING``) and the
+SimCLR runs (epochs, best probe accuracy: ``cldiv.images.claims.DOUBLING``) each give their own
+``Doubling``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+#: How many times its length a cell some of whose runs have not converged is also trained for.
+LONGER = 2
+
+#: One doubling step: (the runs, their configs at LONGER times the length, those of them stored).
+Step = tuple[list[dict], list, list[dict]]
+
+
+@dataclass(frozen=True)
+class Doubling:
+    """How one kind of run is doubled: ``longer(runs)``, the configs of ``runs`` at LONGER times
+    their length; ``converged(record)``, the run's curve verdict; ``change(runs, longer)``, whether
+    the longer runs moved the cell's mean, "yes", "no" or "not clear"."""
+
+    longer: Callable[[Sequence[dict]], list]
+    converged: Callable[[dict], bool]
+    change: Callable[[Sequence[dict], Sequence[dict]], str]
+
+    def stored_longer(self, runs: Sequence[dict], store) -> list[dict | None]:
+        """The records of ``runs`` at LONGER times the length in ``store`` (None where absent)."""
+        return [store.load(c) for c in self.longer(runs)]
+
+    def settled(self, runs: Sequence[dict], store=None) -> bool:
+        """Whether a cell has converged: where ``store`` holds all of its runs at LONGER times the
+        length, whether those left its mean where it was (change "no"); else whether every run has."""
+        longer = self.stored_longer(runs, store) if store is not None else [None]
+        if None in longer or not runs:
+            return all(map(self.converged, runs))
+        return self.change(runs, longer) == "no"
+
+    def steps(self, runs: Sequence[dict], store) -> list[Step]:
+        """Where a cell goes when trained ever longer: a ``Step`` for ``runs`` if some have not
+        converged or they have not ``settled``, then for those longer runs, and so on while a step's
+        longer runs are all stored and moved the mean or may have (change not "no"); [] if ``runs``
+        have converged and settled."""
+        steps: list[Step] = []
+        runs = list(runs)
+        if all(map(self.converged, runs)) and self.settled(runs, store):
+            return steps
+        while True:
+            configs = self.longer(runs)
+            stored = [r for r in map(store.load, configs) if r is not None]
+            steps.append((runs, configs, stored))
+            if len(stored) < len(configs) or self.change(runs, stored) == "no":
+                return steps
+            runs = stored
+
+    def settled_runs(self, runs: list[dict], store) -> list[dict] | None:
+        """The runs of a cell at the shortest length at which it has converged: ``runs`` if they
+        have ``settled``; else the runs of its last ``steps`` step, if that step's longer runs are
+        all stored and left the mean where it was; None if the store holds no such runs."""
+        if self.settled(runs, store):
+            return runs
+        shorter, configs, stored = self.steps(runs, store)[-1]
+        return shorter if len(stored) == len(configs) and self.change(shorter, stored) == "no" else None
