@@ -345,3 +345,32 @@ def test_a_headline_cell_with_an_unconverged_run_is_also_trained_twice_as_long_a
     assert table.endswith("patches violated agrees at 5000 and agrees at 10000 iterations.")
     unsettled = unsettled_table(found).splitlines()  # the one run still moving, by its cell and seed
     assert len(unsettled) == 5 and unsettled[2] == "| patches violated, seed 1 | 0.200 | -0.100 | – | R², loss not judged |"
+
+
+def test_a_headline_cell_that_moved_when_doubled_gets_a_row_for_the_next_doubling(tmp_path):
+    from cldiv.synthetic.convergence import LONGER
+    from cldiv.synthetic.table1 import longer_table
+
+    def record(config, r2):
+        n = config.iterations
+        return {"config": asdict(config), "metrics": {"r2": r2[-1]},
+                "curves": {"iteration": [n // 3, 2 * n // 3, n], "loss": [5.0] * 3, "r2": r2}}
+
+    def stored(iterations, r2):
+        configs = [with_overrides(cell_config("violated", "patches", s, "paper"), iterations=iterations) for s in range(3)]
+        for config, value in zip(configs, r2):
+            store.save(config, record(config, [value] * 3), wall_time_s=1.0, device="cpu")
+
+    store = ResultStore(tmp_path)
+    moving = [record(cell_config("violated", "patches", s, "paper"), [0.4, 0.3, 0.2]) for s in range(3)]
+    found = {("violated", "patches"): ("paper", moving)}
+    stored(LONGER * 5000, [0.60, 0.61, 0.62])  # 0.20 -> 0.61: moved, so it is doubled again
+    rows = longer_table(found, store).splitlines()
+    assert rows[3] == ("| patches violated | 10000 it: 0.61 ± 0.01 (3/3 converged) | 20000 it: not stored yet: "
+                       "`cldiv synthetic --budget paper --processes patches --columns violated --seeds 3 --set "
+                       "iterations 20000` |  |")
+    stored(LONGER ** 2 * 5000, [0.60, 0.62, 0.61])  # and that doubling left it in place: the last row
+    table = longer_table(found, store)
+    assert len(table.split("\n\n")[0].splitlines()) == 4 and "| 20000 it: 0.61 ± 0.01 (3/3 converged) | no |" in table
+    assert ("patches violated disagrees at 5000 and disagrees at 10000 iterations; patches violated disagrees at "
+            "10000 and disagrees at 20000 iterations.") in table

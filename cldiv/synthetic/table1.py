@@ -23,7 +23,7 @@ from cldiv.book.verdicts import cell_agrees
 from cldiv.config import check_choice, with_overrides
 from cldiv import budgets
 from cldiv.synthetic.config import SyntheticConfig
-from cldiv.synthetic.convergence import (NOT_CONVERGED_MARK, NOT_CONVERGED_NOTE, converged, longer_markdown, longer_runs,
+from cldiv.synthetic.convergence import (NOT_CONVERGED_MARK, NOT_CONVERGED_NOTE, converged, doubling_steps, longer_markdown,
                                          settled, unsettled_markdown)
 from cldiv.encoders import INVERSE_ENCODERS
 from cldiv.published import published
@@ -200,18 +200,20 @@ def rerun_pairs(budget: str, processes: Iterable[str], seeds: int, rerun_at: str
 
 def longer_table(found: dict, store) -> str:
     """The headline cells (``found``: ``cldiv.book.verdicts.find_runs``) some of whose runs have not
-    converged, with their runs at LONGER times the iterations from ``store``
-    (``cldiv.synthetic.convergence.longer_runs``), as a markdown table (``longer_markdown``) with the
-    ``cldiv synthetic`` command that trains a cell's longer runs; "" if every run has converged."""
-    longer = longer_runs({cell: runs for cell, (_, runs) in found.items()}, store)
+    converged, one row per step of their ``cldiv.synthetic.convergence.doubling_steps`` (their runs at
+    LONGER times the iterations, and again while that moved them) in ``store``, as a markdown table
+    (``longer_markdown``) with the ``cldiv synthetic`` command that trains a step's longer runs, then
+    each complete step against the published R^2; "" if every run has converged."""
+    steps = [(column, process, entry) for (column, process), (_, runs) in found.items()
+             for entry in doubling_steps(runs, store)]
     rows = [(f"{process} {COLUMN_TITLES[column]}", entry,
              f"cldiv synthetic --budget {found[column, process][0]} --processes {process} --columns {column} "
              f"--seeds {1 + max(c.seed for c in entry[1])} --set iterations {entry[1][0].iterations}")
-            for (column, process), entry in longer.items()]
+            for column, process, entry in steps]
     if not rows:
         return ""
     verdicts = []
-    for (column, process), (runs, configs, stored) in longer.items():
+    for column, process, (runs, configs, stored) in steps:
         reference = published("r2", column, process)
         if reference and len(stored) == len(configs):
             agree = ["agrees" if cell_agrees([r["metrics"]["r2"] for r in group], reference, "r2") else "disagrees"
