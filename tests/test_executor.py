@@ -23,6 +23,13 @@ def slow_square(config):
     return {"metrics": {"square": config.seed**2, "tau": config.tau}}, "cpu"
 
 
+def torch_threads(config):
+    """A stand-in experiment that reports the torch threads it ran with."""
+    import torch
+
+    return {"metrics": {"threads": torch.get_num_threads()}}, "cpu"
+
+
 def test_grid_is_the_product_of_the_named_lists_with_the_last_axis_fastest():
     configs = grid(SyntheticConfig(), tau=[0.3, 0.5], seed=[0, 1, 2])
     assert [(c.tau, c.seed) for c in configs] == [(0.3, 0), (0.3, 1), (0.3, 2), (0.5, 0), (0.5, 1), (0.5, 2)]
@@ -54,6 +61,13 @@ def test_workers_share_the_cpus_of_the_affinity_mask_not_the_machine(tmp_path, m
     records = run_sweep(grid(SyntheticConfig(), seed=range(1)), slow_square, store=ResultStore(tmp_path / "r"),
                         workers=1, progress=False)
     assert records[0]["provenance"]["threads"] == 1
+
+
+def test_a_given_thread_count_is_what_each_worker_runs_with(tmp_path):
+    # `cldiv simclr --threads 3`: 3 threads in the worker, whatever the CPUs (default: usable CPUs // workers)
+    records = run_sweep(grid(SyntheticConfig(), seed=range(1)), torch_threads, store=ResultStore(tmp_path),
+                        workers=1, threads=3, progress=False)
+    assert records[0]["metrics"]["threads"] == 3 and records[0]["provenance"]["threads"] == 3
 
 
 def test_bad_executor_is_rejected():

@@ -127,16 +127,12 @@ def _simclr(args: argparse.Namespace) -> None:
     """Run (or load) the SimCLR grid of a budget into the result store (resumable), then list it."""
     import functools
 
-    import torch
-
     from cldiv import budgets
     from cldiv.book.executor import run_sweep
     from cldiv.book.store import ResultStore
     from cldiv.images import GENERATED_DATASETS
     from cldiv.images.simclr import budget_choice_configs, run_simclr, simclr_configs
 
-    if args.threads:
-        torch.set_num_threads(args.threads)
     seeds = args.seeds if args.seeds is not None else range(budgets.budget("simclr", args.budget).seeds)
     configs = simclr_configs(args.budget, dataset=args.dataset, encoders=args.encoders,
                              regimes=args.regimes, seeds=seeds, epochs=args.epochs, n_train=args.n_train)
@@ -144,7 +140,7 @@ def _simclr(args: argparse.Namespace) -> None:
         configs += [c for _, _, c in budget_choice_configs(args.budget, args.dataset) if c not in configs]
     stored = [ResultStore.default().load(c) is not None for c in configs]
     run = functools.partial(run_simclr, data_root=args.data_root, download=args.download)
-    records = run_sweep(configs, run, workers=args.workers)
+    records = run_sweep(configs, run, workers=args.workers, threads=args.threads or None)
     for config, record, was_stored in zip(configs, records, stored):
         m = record["metrics"]
         print(f"[{'stored' if was_stored else 'computed'}] {config.dataset} {config.encoder} / {config.regime} / "
@@ -255,7 +251,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--n-train", type=int, help="override the budget's number of training images")
     p.add_argument("--data-root", default="~/.cache/cldiv/data", help="where CIFAR-10 is (or goes)")
     p.add_argument("--download", action="store_true", help="download CIFAR-10 if it is missing")
-    p.add_argument("--threads", type=int, default=0, help="torch CPU threads (default: torch's choice)")
+    p.add_argument("--threads", type=int, default=0,
+                   help="torch CPU threads per worker (default: the usable CPUs shared among the workers)")
     p.set_defaults(func=_simclr)
     return parser
 

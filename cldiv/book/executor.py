@@ -53,8 +53,8 @@ def usable_cpus() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def _run_local(pending, run, store, workers, bar) -> None:
-    threads = max(1, usable_cpus() // workers)
+def _run_local(pending, run, store, workers, threads, bar) -> None:
+    threads = threads or max(1, usable_cpus() // workers)
     context = get_context("spawn")  # a clean interpreter per worker: no forked torch threads
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         futures = {pool.submit(_timed_run, run, config, threads): config for config in pending}
@@ -95,11 +95,14 @@ def run_sweep(
     workers: int | None = None,
     address: str | None = None,
     gpus_per_task: float = 0.0,
+    threads: int | None = None,
     progress: bool = True,
 ) -> list[dict]:
     """Run every config without a stored result; return all records in ``configs`` order.
 
-    ``run`` must be a module-level function (it is sent to worker processes or Ray tasks).
+    ``run`` must be a module-level function (it is sent to worker processes or Ray tasks). Local
+    workers use ``threads`` torch threads each (default: the usable CPUs shared among them; two commands
+    run at once thus oversubscribe the cores unless each is pinned, e.g. with ``taskset -c 0``).
     """
     check_choice("executor", executor, EXECUTORS)
     store = store or ResultStore.default()
@@ -110,7 +113,7 @@ def run_sweep(
     with tqdm(total=len(configs), initial=len(configs) - len(pending), disable=None if progress else True,
               desc="sweep", unit="run") as bar:
         if pending and executor == "local":
-            _run_local(pending, run, store, workers or min(len(pending), usable_cpus()), bar)
+            _run_local(pending, run, store, workers or min(len(pending), usable_cpus()), threads, bar)
         elif pending:
             _run_ray(pending, run, store, address, gpus_per_task, bar)
     return [store.load(c) for c in configs]
