@@ -5,6 +5,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +20,10 @@ def slow_square(config):
     if log:
         with open(log, "a") as f:
             f.write(f"{config.seed}\n")
+    pids = os.environ.get("SWEEP_TEST_PIDS")
+    if pids:
+        with open(pids, "a") as f:
+            f.write(f"{os.getpid()}\n")
     time.sleep(float(os.environ.get("SWEEP_TEST_SLEEP", "0")))
     return {"metrics": {"square": config.seed**2, "tau": config.tau}}, "cpu"
 
@@ -110,6 +115,36 @@ def test_killed_sweep_keeps_finished_runs_and_restart_only_runs_the_rest(tmp_pat
     rerun = (tmp_path / "second").read_text().split()
     assert len(rerun) == 8 - len(finished)
     assert len(list(root.glob("synthetic/*.json"))) == 8
+
+
+def running(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie (Linux: /proc/<pid>/stat)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers die with the sweep on Linux only")
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
+def test_workers_of_a_killed_sweep_stop_instead_of_training_for_nobody(tmp_path, how):
+    # kill only the sweep's process, not its process group: its workers must not run on
+    pids = tmp_path / "pids"
+    script = SCRIPT.format(tests=os.path.dirname(__file__), root=str(tmp_path / "results"))
+    env = dict(os.environ, SWEEP_TEST_PIDS=str(pids), SWEEP_TEST_SLEEP="60")
+    proc = subprocess.Popen([sys.executable, "-c", script], env=env)
+    deadline = time.time() + 60
+    while len(pids.read_text().split() if pids.exists() else []) < 2 and time.time() < deadline:
+        time.sleep(0.05)
+    workers = [int(pid) for pid in pids.read_text().split()]
+    assert len(workers) == 2 and all(map(running, workers))
+    proc.send_signal(how)
+    proc.wait()
+    deadline = time.time() + 10
+    while any(map(running, workers)) and time.time() < deadline:
+        time.sleep(0.05)
+    assert not any(map(running, workers))
 
 
 @pytest.mark.slow

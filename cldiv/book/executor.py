@@ -9,13 +9,18 @@ skips every config whose result is already in the store, runs the rest with
 
 and writes each result into the store as it arrives. Only this process writes, each file
 atomically, so a sweep killed at any point keeps its finished runs and never leaves a
-half-written one: starting it again runs only what is missing.
+half-written one: starting it again runs only what is missing. On Linux a local worker dies with
+the sweep's process (``_die_with_parent``), so that a killed sweep leaves no worker training for
+nobody, on cores a restarted sweep needs.
 """
 
 from __future__ import annotations
 
+import ctypes
 import itertools
 import os
+import signal
+import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from multiprocessing import get_context
@@ -48,6 +53,20 @@ def _timed_run(run: Run, config: Config, threads: int) -> tuple[dict, str, float
     return result, device, time.perf_counter() - start
 
 
+#: prctl(2) option: the signal the kernel sends this process when the thread that started it exits.
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent(parent: int) -> None:
+    """Worker initializer: on Linux, have the kernel send this worker SIGKILL when the sweep's
+    process (``parent``, which started it) dies, however it dies; exit at once if it already has.
+    Elsewhere a no-op."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent:
+            os._exit(1)
+
+
 def usable_cpus() -> int:
     """The CPUs this process may run on (its affinity mask, e.g. under ``taskset``)."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
@@ -56,7 +75,8 @@ def usable_cpus() -> int:
 def _run_local(pending, run, store, workers, threads, bar) -> None:
     threads = threads or max(1, usable_cpus() // workers)
     context = get_context("spawn")  # a clean interpreter per worker: no forked torch threads
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_die_with_parent,
+                             initargs=(os.getpid(),)) as pool:
         futures = {pool.submit(_timed_run, run, config, threads): config for config in pending}
         try:
             while futures:
