@@ -170,3 +170,27 @@ def test_a_cell_that_moved_when_doubled_is_shown_at_the_epochs_a_further_doublin
     shown = settled_cells(records, store)
     assert [(r["config"]["epochs"], r["metrics"]["probe_best"]) for r in shown.values()] == [(40, 0.50), (40, 0.52)]
     assert unsettled_cells(shown, store) == [] and longer_markdown(records, store, {}, "").count("\n") == 3
+    assert "Still drifting" not in longer_markdown(records, store, {}, "")
+
+
+def test_a_cell_whose_accuracy_rises_at_every_doubling_is_named_as_still_drifting(tmp_path):
+    from dataclasses import asdict
+
+    from cldiv.book.store import ResultStore
+    from cldiv.images.simclr import SimCLRConfig
+
+    flat = [5.0, 4.6, 4.4] + [4.30, 4.31, 4.29, 4.30] * 4 + [4.30]
+
+    def run(seed, accuracy, epochs):
+        config = SimCLRConfig(dataset="shapes", encoder="mlp", epochs=epochs, seed=seed)
+        return config, {"config": asdict(config), "curve": {"loss": flat * (epochs // 20)},
+                        "metrics": {"probe_best": accuracy}}
+
+    records = {("mlp", "all", s): run(s, a, 20)[1] for s, a in ((0, 0.40), (1, 0.41))}
+    store = ResultStore(tmp_path)
+    for epochs, accuracies in ((40, (0.50, 0.52)), (80, (0.60, 0.61))):   # +10 points at each doubling
+        for seed, accuracy in enumerate(accuracies):
+            store.save(*run(seed, accuracy, epochs), wall_time_s=1.0, device="cpu")
+    table = longer_markdown(records, store, {"mlp": "MLP", "all": "All"}, "--budget cpu")
+    assert table.endswith("their numbers are where training stopped): MLP / All (accuracy 40.5 at 20 epochs -> 60.5 "
+                          "at 80 epochs, up at each of 2 doublings).")

@@ -242,3 +242,31 @@ def test_a_sweep_table_shows_a_point_at_its_settled_length_marked_and_named_belo
     assert f"0.09 ± 0.01{SETTLED_LATER_MARK} | 0.02 ± 0.00 |" in table and "All 2 points have converged" in table
     assert "other points' 1000 iterations" in table and "monomial / paper, d_fixed = 2 at 2000 iterations." in table
     assert SETTLED_LATER_MARK not in markdown_summary("progressive_violation", moving + steady, store=store)
+
+
+def test_a_cell_whose_mean_moves_the_same_way_at_every_doubling_is_named_as_still_drifting(tmp_path):
+    from cldiv.book.doubling import drifting
+    from cldiv.book.store import ResultStore
+    from cldiv.synthetic.config import SyntheticConfig
+    from cldiv.synthetic.convergence import doubling_steps, longer_markdown
+
+    assert drifting([(1, 0.6), (2, 0.5), (4, 0.4)]) and drifting([(1, 0.1), (2, 0.2), (4, 0.3), (8, 0.5)])
+    assert not drifting([(1, 0.6), (2, 0.5)]) and not drifting([(1, 0.6), (2, 0.5), (4, 0.55)])
+    store = ResultStore(tmp_path)
+    short = group([0.60, 0.61, 0.59], 1000)   # flat curves; the mean falls by 0.1 at each doubling
+    chain = [group([0.50, 0.51, 0.49], 2000), group([0.40, 0.41, 0.39], 4000), group([0.40, 0.39, 0.41], 8000)]
+
+    def table():
+        return longer_markdown([("p", step, "cmd") for step in doubling_steps(short, store)], "point")
+
+    for runs in chain[0]:
+        store.save(SyntheticConfig(**runs["config"]), runs, wall_time_s=1.0, device="cpu")
+    assert "Still drifting" not in table()   # one doubling is no trend
+    for runs in chain[1]:
+        store.save(SyntheticConfig(**runs["config"]), runs, wall_time_s=1.0, device="cpu")
+    assert table().endswith("Still drifting, the same way at every doubling (no stored length tells where, or "
+                            "whether, they settle; their numbers are where training stopped): p (R² 0.60 at 1000 it "
+                            "-> 0.40 at 4000 it, down at each of 2 doublings).")
+    for runs in chain[2]:   # the third doubling keeps the mean: settled at 4000, not drifting
+        store.save(SyntheticConfig(**runs["config"]), runs, wall_time_s=1.0, device="cpu")
+    assert "Still drifting" not in table() and table().count("| yes |") == 2

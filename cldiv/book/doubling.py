@@ -13,11 +13,15 @@ only a stored doubling that kept its mean settles it.
 The synthetic runs (iterations, held-out R^2: ``cldiv.synthetic.convergence.DOUBLING``) and the
 SimCLR runs (epochs, best probe accuracy: ``cldiv.images.claims.DOUBLING``) each give their own
 ``Doubling``.
+
+A cell may never settle within reach: its mean moves the same way at every doubling. Where it has
+done so at two doublings or more (``drifting``), the chapters say so in words (``drift_sentence``):
+its number at any stored length is where training stopped, and the trend is what the runs show.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 #: How many times its length a cell some of whose runs have not converged is also trained for.
@@ -74,3 +78,23 @@ class Doubling:
             return runs
         shorter, configs, stored = self.steps(runs, store)[-1]
         return shorter if len(stored) == len(configs) and self.change(shorter, stored) == "no" else None
+
+
+def drifting(chain: Sequence[tuple[int, float]]) -> bool:
+    """Whether a cell's means along its doublings, ``chain`` = [(length, mean over seeds), ...] at
+    its first length and at the end of each doubling step whose longer runs are all stored, moved the
+    same way (all up or all down) at each of at least two doublings."""
+    moves = [later - earlier for (_, earlier), (_, later) in zip(chain, chain[1:])]
+    return len(moves) >= 2 and (all(m > 0 for m in moves) or all(m < 0 for m in moves))
+
+
+def drift_sentence(chains: Mapping[str, Sequence[tuple[int, float]]], quantity: str, unit: str, digits: int) -> str:
+    """A sentence naming the cells of ``chains`` (label -> chain, as for ``drifting``) that are
+    ``drifting``, each with its first and last mean; "" if none is."""
+    cells = [f"{label} ({quantity} {chain[0][1]:.{digits}f} at {chain[0][0]} {unit} -> {chain[-1][1]:.{digits}f} "
+             f"at {chain[-1][0]} {unit}, {'up' if chain[-1][1] > chain[0][1] else 'down'} at each of "
+             f"{len(chain) - 1} doublings)" for label, chain in chains.items() if drifting(chain)]
+    if not cells:
+        return ""
+    return ("Still drifting, the same way at every doubling (no stored length tells where, or whether, they "
+            "settle; their numbers are where training stopped): " + "; ".join(cells) + ".")

@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 
 from scipy.stats import t as student_t
 
-from cldiv.book.doubling import LONGER, Doubling
+from cldiv.book.doubling import LONGER, Doubling, drift_sentence
 from cldiv.synthetic.convergence import LAST_SHARE, loss_trend
 
 __all__ = ["CLAIM_NAMES", "Contrast", "LEARNING_MARGIN", "SIGNIFICANCE", "claim_verdict", "contrast",
@@ -251,25 +251,37 @@ def longer_markdown(records: Mapping[tuple[str, str, int], dict], store, labels:
     field unchanged, and again while that moved them) in ``store``: best probe accuracy over seeds and
     converged runs at both lengths, and whether the longer runs changed the accuracy
     (``accuracy_change``); while a step's longer runs are not all stored, the command that trains them
-    (``command``, the ``cldiv simclr`` options that select the chapter's runs); "" if every run has
-    converged."""
+    (``command``, the ``cldiv simclr`` options that select the chapter's runs); then the cells still
+    drifting (``cldiv.book.doubling.drift_sentence``); "" if every run has converged."""
+    def percent(runs):
+        return [100 * r["metrics"]["probe_best"] for r in runs]
+
     def accuracy(runs):
-        values = [100 * r["metrics"]["probe_best"] for r in runs]
-        return (f"{statistics.fmean(values):.1f} ± {statistics.pstdev(values):.1f} "
+        return (f"{statistics.fmean(percent(runs)):.1f} ± {statistics.pstdev(percent(runs)):.1f} "
                 f"({sum(map(DOUBLING.converged, runs))}/{len(runs)} converged)")
 
     rows = ["| cell | best probe accuracy (%) | at twice the epochs | accuracy changed |", "|---|---|---|---|"]
+    chains: dict[str, list[tuple[int, float]]] = {}
     for (encoder, regime), cell_runs in runs_per_cell(records).items():
+        label = f"{labels.get(encoder, encoder)} / {labels.get(regime, regime)}"
         for runs, configs, stored in DOUBLING.steps(cell_runs, store):
             epochs = configs[0].epochs
             command_line = f"`cldiv simclr {command} --encoders {encoder} --regimes {regime} --epochs {epochs}`"
             complete = len(stored) == len(configs)
             later = (accuracy(stored) + ("" if complete else f"; {len(stored)} of {len(runs)} runs stored: {command_line}")
                      if stored else f"not stored yet: {command_line}")
-            rows.append(f"| {labels.get(encoder, encoder)} / {labels.get(regime, regime)} | "
-                        f"{runs[0]['config']['epochs']} epochs: {accuracy(runs)} | {epochs} epochs: {later} | "
-                        f"{accuracy_change(runs, stored) if complete else ''} |")
-    return "\n".join(rows) if len(rows) > 2 else ""
+            changed = accuracy_change(runs, stored) if complete else ""
+            rows.append(f"| {label} | {runs[0]['config']['epochs']} epochs: {accuracy(runs)} | {epochs} epochs: {later} | "
+                        f"{changed} |")
+            if changed == "no":  # a cell's last step: it has settled
+                chains.pop(label, None)
+            elif changed:
+                chains.setdefault(label, [(runs[0]["config"]["epochs"], statistics.fmean(percent(runs)))]).append(
+                    (epochs, statistics.fmean(percent(stored))))
+    if len(rows) == 2:
+        return ""
+    drift = drift_sentence(chains, "accuracy", "epochs", 1)
+    return "\n".join(rows) + (f"\n\n{drift}" if drift else "")
 
 
 def settled_cells(records: Mapping[tuple[str, str, int], dict], store) -> dict[tuple[str, str, int], dict]:

@@ -54,7 +54,7 @@ from dataclasses import dataclass
 
 from scipy.stats import theilslopes
 
-from cldiv.book.doubling import LONGER, Doubling
+from cldiv.book.doubling import LONGER, Doubling, drift_sentence
 from cldiv.book.verdicts import FLOOR, SIGNIFICANCE, change_verdict
 from cldiv.config import with_overrides
 from cldiv.synthetic.config import SyntheticConfig
@@ -190,16 +190,23 @@ def longer_markdown(rows: list[tuple[str, tuple, str]], first: str) -> str:
     seeds and converged runs at the runs' iterations and at LONGER times them, or, while none of the
     longer runs is stored, ``command``, which trains them; whether the longer runs changed the R^2
     (``r2_change``, once all are stored); then a sentence that counts the verdicts, each row named by
-    its label and lengths. ``first``: the first column's title."""
+    its label and lengths, and one that names the cells still drifting
+    (``cldiv.book.doubling.drift_sentence``). ``first``: the first column's title."""
     lines = [f"| {first} | R² | R² at {LONGER}x the iterations | R² changed |",
              "|---|---|---|---|"]
     verdicts: dict[str, list[str]] = {"yes": [], "no": [], "not clear": []}
+    chains: dict[str, list[tuple[int, float]]] = {}
     for label, (runs, configs, stored), command in rows:
         partly = f"; {len(stored)} of {len(configs)} runs stored" if 0 < len(stored) < len(configs) else ""
         later = r2_converged(stored) + partly if stored else f"not stored yet: `{command}`"
         changed = r2_change(runs, stored) if len(stored) == len(configs) else ""
         if changed:
             verdicts[changed].append(f"{label} ({runs[0]['config']['iterations']} -> {configs[0].iterations} it)")
+            if changed == "no":  # a cell's last step: it has settled
+                chains.pop(label, None)
+            else:
+                chains.setdefault(label, [(runs[0]["config"]["iterations"], _mean_r2(runs))]).append(
+                    (configs[0].iterations, _mean_r2(stored)))
         lines.append(f"| {label} | {runs[0]['config']['iterations']} it: {r2_converged(runs)} | "
                      f"{configs[0].iterations} it: {later} | {changed} |")
     complete = sum(map(len, verdicts.values()))
@@ -213,7 +220,12 @@ def longer_markdown(rows: list[tuple[str, tuple, str]], first: str) -> str:
     summary += "".join(f". {text}: {'; '.join(labels)}" for key, text in
                        (("yes", "Moved"), ("not clear", "May have moved, which the seeds cannot tell"))
                        if (labels := verdicts[key]))
-    return "\n".join(lines) + f"\n\n{summary}."
+    drift = drift_sentence(chains, "R²", "it", 2)
+    return "\n".join(lines) + f"\n\n{summary}." + (f" {drift}" if drift else "")
+
+
+def _mean_r2(records: list[dict]) -> float:
+    return statistics.fmean(r["metrics"]["r2"] for r in records)
 
 
 #: How far a run's final loss (evaluation mode, fresh batch) may exceed its training-mode loss over
