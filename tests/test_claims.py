@@ -142,31 +142,33 @@ def test_a_cell_has_converged_once_its_runs_at_twice_the_epochs_keep_its_accurac
     assert cell_settled([r for (e, _, _), r in records.items() if e == "mlp"], store)
 
 
-def test_a_cell_that_moved_when_doubled_is_shown_at_the_epochs_a_further_doubling_kept(tmp_path):
+def mlp_run(seed, accuracy, epochs):
+    """(config, record) of an MLP / All run on shapes whose loss settled, with its best probe accuracy."""
     from dataclasses import asdict
 
-    from cldiv.book.store import ResultStore
-    from cldiv.images.claims import settled_cells, unsettled_cells
     from cldiv.images.simclr import SimCLRConfig
 
     flat = [5.0, 4.6, 4.4] + [4.30, 4.31, 4.29, 4.30] * 4 + [4.30]
+    config = SimCLRConfig(dataset="shapes", encoder="mlp", epochs=epochs, seed=seed)
+    return config, {"config": asdict(config), "curve": {"loss": flat * (epochs // 20)},
+                    "metrics": {"probe_best": accuracy}}
 
-    def run(seed, accuracy, epochs):
-        config = SimCLRConfig(dataset="shapes", encoder="mlp", epochs=epochs, seed=seed)
-        return config, {"config": asdict(config), "curve": {"loss": flat * (epochs // 20)},
-                        "metrics": {"probe_best": accuracy}}
 
-    records = {("mlp", "all", s): run(s, a, 20)[1] for s, a in ((0, 0.40), (1, 0.41))}
+def test_a_cell_that_moved_when_doubled_is_shown_at_the_epochs_a_further_doubling_kept(tmp_path):
+    from cldiv.book.store import ResultStore
+    from cldiv.images.claims import settled_cells, unsettled_cells
+
+    records = {("mlp", "all", s): mlp_run(s, a, 20)[1] for s, a in ((0, 0.40), (1, 0.41))}
     store = ResultStore(tmp_path)
     for seed, accuracy in ((0, 0.50), (1, 0.52)):   # doubling gains 10 points: moved
-        store.save(*run(seed, accuracy, 40), wall_time_s=1.0, device="cpu")
+        store.save(*mlp_run(seed, accuracy, 40), wall_time_s=1.0, device="cpu")
     assert settled_cells(records, store) == records and unsettled_cells(records, store) == [("mlp", "all")]
     table = longer_markdown(records, store, {}, "--budget cpu")
     assert "| 20 epochs: 40.5 ± 0.5 (2/2 converged) | 40 epochs: 51.0 ± 1.0 (2/2 converged) | yes |" in table
     assert "| 40 epochs: 51.0 ± 1.0 (2/2 converged) | 80 epochs: not stored yet: `cldiv simclr --budget cpu " \
            "--encoders mlp --regimes all --epochs 80` |  |" in table
     for seed, accuracy in ((0, 0.51), (1, 0.51)):   # doubling again keeps it
-        store.save(*run(seed, accuracy, 80), wall_time_s=1.0, device="cpu")
+        store.save(*mlp_run(seed, accuracy, 80), wall_time_s=1.0, device="cpu")
     shown = settled_cells(records, store)
     assert [(r["config"]["epochs"], r["metrics"]["probe_best"]) for r in shown.values()] == [(40, 0.50), (40, 0.52)]
     assert unsettled_cells(shown, store) == [] and longer_markdown(records, store, {}, "").count("\n") == 3
@@ -174,23 +176,13 @@ def test_a_cell_that_moved_when_doubled_is_shown_at_the_epochs_a_further_doublin
 
 
 def test_a_cell_whose_accuracy_rises_at_every_doubling_is_named_as_still_drifting(tmp_path):
-    from dataclasses import asdict
-
     from cldiv.book.store import ResultStore
-    from cldiv.images.simclr import SimCLRConfig
 
-    flat = [5.0, 4.6, 4.4] + [4.30, 4.31, 4.29, 4.30] * 4 + [4.30]
-
-    def run(seed, accuracy, epochs):
-        config = SimCLRConfig(dataset="shapes", encoder="mlp", epochs=epochs, seed=seed)
-        return config, {"config": asdict(config), "curve": {"loss": flat * (epochs // 20)},
-                        "metrics": {"probe_best": accuracy}}
-
-    records = {("mlp", "all", s): run(s, a, 20)[1] for s, a in ((0, 0.40), (1, 0.41))}
+    records = {("mlp", "all", s): mlp_run(s, a, 20)[1] for s, a in ((0, 0.40), (1, 0.41))}
     store = ResultStore(tmp_path)
     for epochs, accuracies in ((40, (0.50, 0.52)), (80, (0.60, 0.61))):   # +10 points at each doubling
         for seed, accuracy in enumerate(accuracies):
-            store.save(*run(seed, accuracy, epochs), wall_time_s=1.0, device="cpu")
+            store.save(*mlp_run(seed, accuracy, epochs), wall_time_s=1.0, device="cpu")
     table = longer_markdown(records, store, {"mlp": "MLP", "all": "All"}, "--budget cpu")
     assert table.endswith("their numbers are where training stopped): MLP / All (accuracy 40.5 at 20 epochs -> 60.5 "
                           "at 80 epochs, up at each of 2 doublings).")
