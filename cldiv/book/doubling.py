@@ -80,6 +80,17 @@ class Doubling:
         return shorter if len(stored) == len(configs) and self.change(shorter, stored) == "no" else None
 
 
+def add_step(chains: dict[str, list[tuple[int, float]]], label: str, change: str,
+             before: tuple[int, float], after: tuple[int, float]) -> None:
+    """Add a complete doubling step of cell ``label``, (length, mean) ``before`` and ``after``, to its
+    chain in ``chains``; a step that kept the mean (change "no") is a cell's last: it has settled, and
+    its chain is dropped."""
+    if change == "no":
+        chains.pop(label, None)
+    else:
+        chains.setdefault(label, [before]).append(after)
+
+
 def drifting(chain: Sequence[tuple[int, float]]) -> bool:
     """Whether a cell's means along its doublings, ``chain`` = [(length, mean over seeds), ...] at
     its first length and at the end of each doubling step whose longer runs are all stored, moved the

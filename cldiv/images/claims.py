@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 
 from scipy.stats import t as student_t
 
-from cldiv.book.doubling import LONGER, Doubling, drift_sentence
+from cldiv.book.doubling import LONGER, Doubling, add_step, drift_sentence
 from cldiv.synthetic.convergence import LAST_SHARE, loss_trend
 
 __all__ = ["CLAIM_NAMES", "Contrast", "LEARNING_MARGIN", "SIGNIFICANCE", "claim_verdict", "contrast",
@@ -273,11 +273,9 @@ def longer_markdown(records: Mapping[tuple[str, str, int], dict], store, labels:
             changed = accuracy_change(runs, stored) if complete else ""
             rows.append(f"| {label} | {runs[0]['config']['epochs']} epochs: {accuracy(runs)} | {epochs} epochs: {later} | "
                         f"{changed} |")
-            if changed == "no":  # a cell's last step: it has settled
-                chains.pop(label, None)
-            elif changed:
-                chains.setdefault(label, [(runs[0]["config"]["epochs"], statistics.fmean(percent(runs)))]).append(
-                    (epochs, statistics.fmean(percent(stored))))
+            if changed:
+                add_step(chains, label, changed, (runs[0]["config"]["epochs"], statistics.fmean(percent(runs))),
+                         (epochs, statistics.fmean(percent(stored))))
     if len(rows) == 2:
         return ""
     drift = drift_sentence(chains, "accuracy", "epochs", 1)

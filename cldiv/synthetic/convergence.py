@@ -54,7 +54,7 @@ from dataclasses import dataclass
 
 from scipy.stats import theilslopes
 
-from cldiv.book.doubling import LONGER, Doubling, drift_sentence
+from cldiv.book.doubling import LONGER, Doubling, add_step, drift_sentence
 from cldiv.book.verdicts import FLOOR, SIGNIFICANCE, change_verdict
 from cldiv.config import with_overrides
 from cldiv.synthetic.config import SyntheticConfig
@@ -202,11 +202,8 @@ def longer_markdown(rows: list[tuple[str, tuple, str]], first: str) -> str:
         changed = r2_change(runs, stored) if len(stored) == len(configs) else ""
         if changed:
             verdicts[changed].append(f"{label} ({runs[0]['config']['iterations']} -> {configs[0].iterations} it)")
-            if changed == "no":  # a cell's last step: it has settled
-                chains.pop(label, None)
-            else:
-                chains.setdefault(label, [(runs[0]["config"]["iterations"], _mean_r2(runs))]).append(
-                    (configs[0].iterations, _mean_r2(stored)))
+            add_step(chains, label, changed, (runs[0]["config"]["iterations"], _mean_r2(runs)),
+                     (configs[0].iterations, _mean_r2(stored)))
         lines.append(f"| {label} | {runs[0]['config']['iterations']} it: {r2_converged(runs)} | "
                      f"{configs[0].iterations} it: {later} | {changed} |")
     complete = sum(map(len, verdicts.values()))
