@@ -108,3 +108,31 @@ def test_progressive_findings_report_recovery_with_and_without_a_fixed_coordinat
     split = {("linear", 1): [(0.9, 0.7)]}
     text = progressive_findings(rows, split, 10)
     assert "fixing one coordinate lowers recovery" in text and "keeps the free ones at $R^2$ 0.70" in text
+
+
+def test_the_patches_protocol_study_says_which_difference_moves_the_cell_and_which_rows_settled(tmp_path):
+    from cldiv.book.store import ResultStore
+    from cldiv.synthetic.convergence import longer_configs
+    from cldiv.synthetic.findings import patches_ib_findings
+    from cldiv.synthetic.table1 import patches_ib_protocol_configs, patches_ib_protocol_markdown
+
+    def as_record(config, r2, curve=None):
+        curve = curve or [r2] * 20
+        return {"config": asdict(config), "metrics": {"r2": r2},
+                "curves": {"iteration": [3 * (i + 1) for i in range(20)], "r2": curve, "loss": [6.0] * 20}}
+
+    target = published("r2", "inverse", "patches")[0]
+    means = [target - 0.2, target - 0.08, target - 0.03, target]  # paper, code's lr, code's Patches, both
+    rows = [[as_record(c, m + 0.004 * c.seed, None if i else [m + 0.1] * 15 + [m + 0.08, m + 0.06, m + 0.04, m + 0.02, m + 0.004 * c.seed])
+             for c in configs] for i, (configs, m) in enumerate(zip(patches_ib_protocol_configs("smoke", 3), means))]
+    store = ResultStore(tmp_path)
+    for config, run in zip(longer_configs(rows[3]), rows[3]):  # the code's protocol doubled: mean kept
+        store.save(config, as_record(config, run["metrics"]["r2"] + 0.001), wall_time_s=1.0, device="cpu")
+    text = "\n".join(patches_ib_findings(rows, store))
+    assert f"from {means[0] + 0.004:.3f} to {means[2] + 0.004:.3f}" in text
+    assert f"the code's learning rate alone to {means[1] + 0.004:.3f}, both to {means[3] + 0.004:.3f}" in text
+    assert "(the scorecard's rule): the code's Patches at lr 1e-4\n" in text  # 0.03 below at sd 0.003: apart
+    assert text.endswith("not settled: the paper's Patches at lr 1e-3")  # its curves fall
+    table = patches_ib_protocol_markdown(rows, store)
+    assert "| R², 60 iterations |" in table and table.count("not run") == 3
+    assert table.splitlines()[-1].split(" | ")[3:5] == [f"{means[3] + 0.005:.2f} ± 0.00 (3/3 converged)", "no"]

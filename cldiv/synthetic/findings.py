@@ -12,7 +12,8 @@ import statistics
 from typing import Iterable
 
 from cldiv.published import FIGURE5A, TABLE3, published
-from cldiv.synthetic.convergence import r2_change
+from cldiv.book.verdicts import cell_agrees
+from cldiv.synthetic.convergence import DOUBLING, r2_change
 from cldiv.synthetic.table1 import column_of, fmt, has_cell, summarise
 
 #: A violated MLP run that keeps only the fixed coordinate z_1 ends near R^2 = 1/3.
@@ -115,6 +116,28 @@ def table1_findings(records: list[dict], processes: Iterable[str]) -> list[str]:
                  "Unlike the paper, they do not score lower with diversity than without it." if paper_lower else
                  "They score " + ("lower" if lower else "higher") + " with diversity than without it."))
     return [holds, violated_text, loss, adapted, inverse_text, figure]
+
+
+def patches_ib_findings(rows: list[list[dict]], store) -> list[str]:
+    """Sentences on the Patches + inductive-bias cell under the code's protocol, one difference at a
+    time (``rows``: the runs of ``cldiv.synthetic.table1.patches_ib_protocol_configs``, one list per
+    row of PATCHES_IB_PROTOCOLS): what each difference does to the mean R^2, which rows agree with
+    the published value (``cell_agrees``), and which have settled (``DOUBLING.settled`` in ``store``)."""
+    from cldiv.synthetic.table1 import PATCHES_IB_PROTOCOLS
+
+    target = published("r2", "inverse", "patches")
+    r2 = [[r["metrics"]["r2"] for r in runs] for runs in rows]
+    mean = [statistics.fmean(values) for values in r2]
+    names = [f"the {definition} Patches at lr {lr.split()[0]}" for definition, lr, _ in PATCHES_IB_PROTOCOLS]
+    settled = [DOUBLING.settled(runs, store) for runs in rows]
+    return [f"at {rows[0][0]['config']['iterations']} iterations the code's definition of Patches alone moves the "
+            f"cell's mean R² from {mean[0]:.3f} to {mean[2]:.3f}, the code's learning rate alone to {mean[1]:.3f}, "
+            f"both to {mean[3]:.3f} (published {fmt(target)})",
+            "agreeing with the published value (the scorecard's rule): "
+            + _listing(n for n, values in zip(names, r2) if cell_agrees(values, target, "r2")),
+            "settled (a stored doubling kept the mean, or, not yet doubled, every run's curve has converged): "
+            + _listing(n for n, ok in zip(names, settled) if ok)
+            + "; not settled: " + _listing(n for n, ok in zip(names, settled) if not ok)]
 
 
 def rerun_findings(rerun: dict, rerun_loss: dict, rerun_at: str, n_mirrored: int, n_basin: int) -> list[str]:

@@ -23,8 +23,9 @@ from cldiv.book.verdicts import cell_agrees
 from cldiv.config import check_choice, with_overrides
 from cldiv import budgets
 from cldiv.synthetic.config import SyntheticConfig
-from cldiv.synthetic.convergence import (NOT_CONVERGED_MARK, NOT_CONVERGED_NOTE, converged, doubling_steps, longer_markdown,
-                                         settled, unsettled_markdown)
+from cldiv.book.doubling import LONGER
+from cldiv.synthetic.convergence import (DOUBLING, NOT_CONVERGED_MARK, NOT_CONVERGED_NOTE, converged, doubling_steps,
+                                         longer_markdown, r2_change, r2_converged, settled, unsettled_markdown)
 from cldiv.encoders import INVERSE_ENCODERS
 from cldiv.published import published
 from cldiv.generators import SYNTHETIC_PROCESSES
@@ -174,6 +175,18 @@ RERUN_CELLS = (
     ("inverse", "patches", {"process_variant": "code"}),
 )
 SIZE_FIELDS = ("batch_size", "n_negatives", "iterations", "eval_every")
+# The Patches + inductive-bias cell under the authors' code's protocol, one difference at a time: its
+# definition of Patches and its Adam lr 1e-4 (errata chapter, items 1 and 4), at its inverse-encoder
+# length, about 10,000 iterations, CODE_INVERSE_LENGTH times the paper's 5000 (PAPER.md, section 3):
+# (Patches definition, Adam lr, overrides). The first row is the paper's protocol at that length.
+PATCHES_IB_PROTOCOLS = (
+    ("paper's", "1e-3 (paper)", {}),
+    ("paper's", "1e-4 (code)", {"lr": 1e-4}),
+    ("code's", "1e-3 (paper)", {"process_variant": "code"}),
+    ("code's", "1e-4 (code)", {"process_variant": "code", "lr": 1e-4}),
+)
+CODE_INVERSE_LENGTH = 2
+PATCHES_IB_SEEDS = 3  # runs per row (at most; fewer if the chapter's seeds are fewer)
 # Seeds of the Spiral inverse-encoder cell (beyond the budget's) that measure how often it
 # settles on the mirrored control c = -z_3 (``mirrored_spiral``).
 SPIRAL_BASIN_SEEDS = 20
@@ -196,6 +209,29 @@ def rerun_pairs(budget: str, processes: Iterable[str], seeds: int, rerun_at: str
             config = cell_config(column, p, s, budget, **{**overrides, **changes})
             pairs.append((i, config, resized(config, rerun_at)))
     return pairs
+
+
+def patches_ib_protocol_configs(budget: str, seeds: int) -> list[list[SyntheticConfig]]:
+    """Per row of PATCHES_IB_PROTOCOLS, the Patches + inductive-bias runs of seeds 0 .. seeds-1 at
+    ``budget``'s sizes and CODE_INVERSE_LENGTH times its iterations."""
+    iterations = CODE_INVERSE_LENGTH * cell_config("inverse", "patches", 0, budget).iterations
+    return [[cell_config("inverse", "patches", s, budget, iterations=iterations, **changes) for s in range(seeds)]
+            for _, _, changes in PATCHES_IB_PROTOCOLS]
+
+
+def patches_ib_protocol_markdown(rows: list[list[dict]], store) -> str:
+    """The runs of ``patches_ib_protocol_configs`` (one list per row of PATCHES_IB_PROTOCOLS) as a
+    markdown table: held-out R^2 (mean ± sd, runs converged by their curves), the same runs trained
+    LONGER times as long where ``store`` holds them all, and whether that moved the mean."""
+    lines = [f"| Patches definition | Adam lr | R², {rows[0][0]['config']['iterations']} iterations "
+             f"| R², {LONGER}x as long | moved? | published |", "|---|---|---|---|---|---|"]
+    target = fmt(published("r2", "inverse", "patches"))
+    for (definition, lr, _), runs in zip(PATCHES_IB_PROTOCOLS, rows):
+        longer = DOUBLING.stored_longer(runs, store)
+        done = None not in longer
+        lines.append(f"| {definition} | {lr} | {r2_converged(runs)} | {r2_converged(longer) if done else 'not run'} "
+                     f"| {r2_change(runs, longer) if done else ''} | {target} |")
+    return "\n".join(lines)
 
 
 def longer_table(found: dict, store) -> str:
