@@ -270,3 +270,31 @@ def test_a_cell_whose_mean_moves_the_same_way_at_every_doubling_is_named_as_stil
     for runs in chain[2]:   # the third doubling keeps the mean: settled at 4000, not drifting
         store.save(SyntheticConfig(**runs["config"]), runs, wall_time_s=1.0, device="cpu")
     assert "Still drifting" not in table() and table().count("| yes |") == 2
+
+
+def test_a_cell_not_settled_whose_runs_swing_between_states_is_named_as_switching(tmp_path):
+    from cldiv.book.store import ResultStore
+    from cldiv.synthetic.config import SyntheticConfig
+    from cldiv.synthetic.convergence import SWITCH_SPAN, doubling_steps, late_span, longer_markdown
+
+    short = group([0.96, 0.97, 0.95], 1000)   # flat curves
+    store = ResultStore(tmp_path)
+    longer = group([0.5, 0.6, 0.55], 2000)
+    swing = [0.99] * 10 + [0.99, 0.4, 0.5, 0.99, 0.99, 0.6, 0.5, 0.5, 0.5, 0.5]   # spans 0.59 late
+    longer[0]["curves"]["r2"] = swing
+    longer[1]["curves"]["r2"] = [0.6] * 10 + [0.6 - SWITCH_SPAN + 0.01] + [0.6] * 9   # just under the span
+    for runs in longer:
+        store.save(SyntheticConfig(**runs["config"]), runs, wall_time_s=1.0, device="cpu")
+    assert late_span(longer[0]) == pytest.approx(0.59) and late_span(longer[2]) == 0.0
+
+    def table():
+        return longer_markdown([("p", step, "cmd") for step in doubling_steps(short, store)], "point")
+
+    assert "| yes |" in table()
+    assert table().endswith("a longer run need not settle it): p (1 of 3 runs at 2000 it, spans 0.59).")
+    settled = group([0.96, 0.96, 0.95], 2000)   # the same cell, but a doubling that kept its mean
+    settled[0]["curves"]["r2"] = swing
+    other = ResultStore(tmp_path / "other")
+    for runs in settled:
+        other.save(SyntheticConfig(**runs["config"]), runs, wall_time_s=1.0, device="cpu")
+    assert "Switching" not in longer_markdown([("p", step, "cmd") for step in doubling_steps(short, other)], "point")
