@@ -242,7 +242,7 @@ def switching_sentence(latest: dict[str, list[dict]]) -> str:
     switch between states (``late_span`` above SWITCH_SPAN), with how many and their spans; "" if none."""
     cells = []
     for label, runs in latest.items():
-        spans = sorted(late_span(r) for r in runs if late_span(r) > SWITCH_SPAN)
+        spans = sorted(span for span in map(late_span, runs) if span > SWITCH_SPAN)
         if spans:
             cells.append(f"{label} ({len(spans)} of {len(runs)} runs at {runs[0]['config']['iterations']} it, "
                          f"spans {spans[0]:.2f}" + (f"–{spans[-1]:.2f}" if len(spans) > 1 else "") + ")")
