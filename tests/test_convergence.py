@@ -298,3 +298,38 @@ def test_a_cell_not_settled_whose_runs_swing_between_states_is_named_as_switchin
     for runs in settled:
         other.save(SyntheticConfig(**runs["config"]), runs, wall_time_s=1.0, device="cpu")
     assert "Switching" not in longer_markdown([("p", step, "cmd") for step in doubling_steps(short, other)], "point")
+
+
+def test_a_table1_cell_is_shown_at_the_shortest_length_at_which_it_settled_marked_and_named_below(tmp_path):
+    from dataclasses import asdict
+
+    from cldiv.book.store import ResultStore
+    from cldiv.book.verdicts import settle
+    from cldiv.synthetic.convergence import NOT_CONVERGED_MARK, SETTLED_LATER_MARK, settled_runs
+    from cldiv.synthetic.table1 import cell_config, markdown_table, summarise
+
+    store = ResultStore(tmp_path)
+
+    def cell(finals, iterations, save=True):
+        runs = []
+        for seed, final in enumerate(finals):
+            config = cell_config("violated", "identity", seed, "smoke", iterations=iterations)
+            runs.append({**record([final] * 20, [6.0] * 20, iterations), "config": asdict(config),
+                         "metrics": {"r2": final}})
+            if save:
+                store.save(config, runs[-1], wall_time_s=1.0, device="cpu")
+        return runs
+
+    short = cell([0.05, 0.06, 0.05], 1000, save=False)
+    cell([0.25, 0.24, 0.26], 2000)                       # doubling moved the mean: not settled at 1000
+    found = {("violated", "identity"): ("smoke", short)}
+    shown, later = settle(found, store, settled_runs)
+    assert shown == found and later == set()             # 2000 not yet doubled: nothing settled to show
+    assert NOT_CONVERGED_MARK in markdown_table(summarise(short, store=store), ["identity"], ["violated"])
+    cell([0.25, 0.25, 0.25], 4000)                       # 2000 -> 4000 kept the mean: settled at 2000
+    shown, later = settle(found, store, settled_runs)
+    runs = shown["violated", "identity"][1]
+    assert later == {("violated", "identity")} and [r["config"]["iterations"] for r in runs] == [2000] * 3
+    table = markdown_table(summarise(runs, store=store), ["identity"], ["violated"], trained_longer=later)
+    assert f"0.25 ± 0.01 {SETTLED_LATER_MARK}" in table and NOT_CONVERGED_MARK not in table
+    assert table.endswith("identity violated at 2000 iterations.")

@@ -186,6 +186,34 @@ def test_a_cell_is_judged_by_its_runs_at_twice_the_iterations_once_they_are_stor
     assert "18/18 cells agree, 1 not converged" in table1.ours
 
 
+def test_a_table1_cell_that_moved_when_doubled_counts_at_the_length_a_further_doubling_kept(tmp_path):
+    from cldiv.config import with_overrides
+
+    write_table1_runs(tmp_path, agree=True)
+    far = published("r2", "violated", "identity")[0] + 0.3
+    for seed in range(named_budget("synthetic", "paper").seeds):  # moved by 0.3 when doubled, kept when doubled again
+        config = tables.cell_config("violated", "identity", seed, "paper")
+        for times in (2, 4):
+            write_run(tmp_path, with_overrides(config, iterations=times * config.iterations), r2=far + 0.01 * seed)
+    table1 = row(sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path), "Table 1")
+    assert "18/19 cells agree" in table1.ours and "not converged" not in table1.ours
+    assert "‡ trained longer, until it converged: violated / identity" in table1.ours
+    assert [d.split(":")[0] for d in table1.disagreements] == ["violated / identity / R²"]
+    assert "10000 it × batch 2000" in table1.budget
+
+
+def test_a_missed_patches_inductive_bias_shape_check_points_to_the_code_protocol_runs(tmp_path):
+    write_table1_runs(tmp_path, agree=True)
+    for seed in range(named_budget("synthetic", "paper").seeds):
+        write_run(tmp_path, tables.cell_config("inverse", "patches", seed, "paper"), r2=0.6)
+    shape = row(sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path), "Table 1").shape
+    assert "patches: inverse encoder under violation >= 0.85" in shape and "code's protocol" not in shape
+    for config in tables.patches_ib_protocol_configs("paper", tables.PATCHES_IB_SEEDS)[-1]:
+        write_run(tmp_path, config, r2=0.88)
+    shape = row(sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path), "Table 1").shape
+    assert "the code's Patches at lr 1e-4 and 10000 it: R² 0.88 ± 0.00, 3 runs, settled" in shape
+
+
 def test_partly_when_some_cells_are_not_run(tmp_path):
     write_run(tmp_path, tables.cell_config("holds", "spiral", 0, "cpu"), r2=0.999)
     table1 = row(sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path), "Table 1")

@@ -24,7 +24,7 @@ from cldiv.book.store import REPO_ROOT, ResultStore
 from cldiv.book.theorem_checks import (STATEMENTS, assess_theorem_3_3, assess_theorem_4_4, assess_theorem_4_5,
                                        assess_theorem_4_6, assess_theorem_a5)
 from cldiv.book.verdicts import (METRIC_LABELS, VERDICTS, Assessment, Cells, Tally, describe_budget,
-                                 find_runs, format_metric, metric_values, verdict_rules)
+                                 find_runs, format_metric, metric_values, settle, verdict_rules)
 from cldiv.generators import SYNTHETIC_PROCESSES
 from cldiv.published import FIGURE3, FIGURE5A, published as published_cell
 from cldiv.synthetic import table1 as tables
@@ -85,9 +85,10 @@ def _table_assessment(store: ResultStore, columns: Sequence[str], metrics: Seque
     """Compare the published cells of ``columns`` x ``metrics`` x processes with our runs.
 
     Key numbers: per column and metric, the mean over processes of the published means and of
-    ours (over the processes that were run).
+    ours (over the processes that were run). Each cell at the shortest stored length at which it has
+    converged (``settle``), marked ‡ if that is longer than its budget's.
     """
-    found = find_runs(store, table_cells(columns))
+    found, later = settle(find_runs(store, table_cells(columns)), store, settled_runs)
     tally, paper_parts, our_parts, incomparable = Tally(), [], [], 0
     for column in columns:
         paper_metrics, our_metrics = [], []
@@ -117,6 +118,8 @@ def _table_assessment(store: ResultStore, columns: Sequence[str], metrics: Seque
         return Assessment("not yet run", paper=paper)
     note = (f"; {incomparable} loss cells run with M ≠ {loss_negatives} negatives, not compared"
             if incomparable else "")
+    note += (f"; {SETTLED_LATER_MARK} trained longer, until it converged: "
+             + ", ".join(f"{tables.COLUMN_TITLES[c]} / {p}" for c, p in sorted(later)) if later else "")
     ours = "; ".join(our_parts) + (extra(found) if extra else "") + f" ({tally.cells}{note})"
     verdict = tally.verdict if tally.n_run else "measured"
     return Assessment(verdict, describe_budget(found.values()), paper, ours,
@@ -130,7 +133,7 @@ def assess_table1(store: ResultStore) -> Assessment:
     means, for the processes whose four cells were all run.
     """
     assessment = _table_assessment(store, tables.TABLE1_COLUMNS, ["r2"])
-    found = find_runs(store, table_cells(tables.TABLE1_COLUMNS))
+    found, _ = settle(find_runs(store, table_cells(tables.TABLE1_COLUMNS)), store, settled_runs)
     processes = [p for p in SYNTHETIC_PROCESSES
                  if all((c, p) in found for c in tables.TABLE1_COLUMNS if tables.has_cell(c, p))]
     if not processes:
@@ -140,7 +143,24 @@ def assess_table1(store: ResultStore) -> Assessment:
     failing = [claim for claim, holds in checks if not holds]
     shape = f"{len(checks) - len(failing)}/{len(checks)} orderings hold" + (
         f"; not: {'; '.join(failing)}" if failing else "")
+    if any(claim.startswith("patches: inverse encoder") for claim in failing):
+        shape += _patches_protocol_note(store)
     return replace(assessment, shape=shape)
+
+
+def _patches_protocol_note(store: ResultStore) -> str:
+    """Where stored, the Patches + inductive-bias cell under the authors' code's protocol (the last
+    row of ``PATCHES_IB_PROTOCOLS``, the paper's sizes), which produced the published value: what
+    the cell does when the paper's protocol misses its shape check; "" if not all its runs are stored."""
+    runs = [store.load(c) for c in tables.patches_ib_protocol_configs("paper", tables.PATCHES_IB_SEEDS)[-1]]
+    if None in runs:
+        return ""
+    definition, lr, _ = tables.PATCHES_IB_PROTOCOLS[-1]
+    values = metric_values(runs, "r2")
+    return (f" (under the authors' code's protocol, the {definition} Patches at lr {lr.split()[0]} and "
+            f"{runs[0]['config']['iterations']} it: R² {statistics.fmean(values):.2f} ± {statistics.pstdev(values):.2f}, "
+            f"{len(values)} runs, {'settled' if settled(runs, store) else 'not settled'}; synthetic chapter, "
+            "'Patches + inductive bias under the code's protocol')")
 
 
 def assess_table3(store: ResultStore) -> Assessment:
@@ -170,7 +190,7 @@ FIGURE5A_COLUMNS = {("mlp", "holds"): "holds", ("mlp", "violated"): "violated",
 
 def assess_figure5a(store: ResultStore) -> Assessment:
     """Figure 5a: mean R^2 over processes, MLP vs inverse encoders, diversity holds vs violated."""
-    found = find_runs(store, table_cells(FIGURE5A_COLUMNS.values()))
+    found, _ = settle(find_runs(store, table_cells(FIGURE5A_COLUMNS.values())), store, settled_runs)
     tally, paper_parts, our_parts = Tally(), [], []
     for (encoder, condition), column in FIGURE5A_COLUMNS.items():
         label = f"{'MLP' if encoder == 'mlp' else 'inverse'} {condition}"
@@ -261,11 +281,10 @@ def assess_progressive_violation(store: ResultStore) -> Assessment:
     if not found:
         return Assessment("not yet run", paper=paper)
     parts = []
-    settled_at = {key: settled_runs(runs, store) for key, (_, runs) in found.items()}
-    unconverged = [key for key, runs in settled_at.items() if runs is None]
-    later = [key for key, runs in settled_at.items() if runs and runs is not found[key][1]]
+    found, later = settle(found, store, settled_runs)
+    unconverged = [key for key, (_, runs) in found.items() if not settled(runs, store)]
     for process in PROGRESSIVE_PROCESSES:
-        values = {d: statistics.fmean(metric_values(settled_at[p, d] or runs, "r2"))
+        values = {d: statistics.fmean(metric_values(runs, "r2"))
                   for (p, d), (_, runs) in found.items() if p == process}
         if values:
             shown = ", ".join(f"{d}: {values[d]:.2f}" + f" {NOT_CONVERGED_MARK}" * ((process, d) in unconverged)
@@ -309,17 +328,15 @@ def assess_figure3(store: ResultStore) -> Assessment:
             break
     else:
         return Assessment("not yet run", paper=paper)
-    tally, parts, accuracy, learned, unconverged, later = Tally(), [], {}, [], [], []
+    found, later = settle(found, store, DOUBLING.settled_runs)
+    tally, parts, accuracy, learned, unconverged = Tally(), [], {}, [], []
     for encoder in encoders:
         row = {}
         for regime in regimes:
             mean, sd = FIGURE3[encoder, regime]
             runs = found.get((encoder, regime), (None, []))[1]
-            settled_at = DOUBLING.settled_runs(runs, store)
-            converged = settled_at is not None
+            converged = DOUBLING.settled(runs, store)
             unconverged += [] if converged else [(encoder, regime)]
-            later += [(encoder, regime)] if converged and settled_at is not runs else []
-            runs = settled_at or runs
             values = [100 * v for v in metric_values(runs, "probe_best")]
             # no published sd (ViT): the floor alone
             tally.add(values, (mean, sd or 0.0), "accuracy", label=f"{encoder} / {regime}", converged=converged)

@@ -24,7 +24,9 @@ Verdict rules (``VERDICTS``):
 Which runs count. A cell of the synthetic benchmark (column x process, ``cldiv.synthetic.table1.COLUMNS``)
 is the set of its runs at the paper's protocol (``SyntheticConfig`` defaults for every field that
 is neither a cell field nor a budget field); seeds are pooled. If several budgets were run, the
-paper's budget wins, then the one with the most iterations, then the most seeds. Runs of the
+paper's budget wins, then the one with the most iterations, then the most seeds. A cell whose runs
+have not converged is taken at the shortest stored length at which it has (``settle``: its runs
+trained ever longer, as ``cldiv.book.doubling`` doubles them), marked ‡. Runs of the
 authors' code variants (another learning rate, generator variant, MLP order, ...) do not count
 here: the chapters show them.
 """
@@ -202,6 +204,17 @@ def find_runs(store: ResultStore, configs: Callable[[str], Iterable[tuple[tuple,
         for key, records in runs.items():
             found.setdefault(key, (budget, records))
     return found
+
+
+def settle(found: Cells, store: ResultStore,
+           settled_runs: Callable[[list[dict], ResultStore], list[dict] | None]) -> tuple[Cells, set]:
+    """Each cell of ``found`` at the shortest stored length at which it has converged
+    (``settled_runs``: a ``cldiv.book.doubling.Doubling.settled_runs``), or with its own runs where
+    the store holds no such length; and the keys of the cells taken at a longer length than found."""
+    cells: Cells = {}
+    for key, (budget, runs) in found.items():
+        cells[key] = (budget, settled_runs(runs, store) or runs)
+    return cells, {key for key in found if cells[key][1] is not found[key][1]}
 
 
 def metric_values(runs: list[dict], metric: str, loss_negatives: int = 2000) -> list[float]:

@@ -24,8 +24,9 @@ from cldiv.config import check_choice, with_overrides
 from cldiv import budgets
 from cldiv.synthetic.config import SyntheticConfig
 from cldiv.book.doubling import LONGER
-from cldiv.synthetic.convergence import (DOUBLING, NOT_CONVERGED_MARK, NOT_CONVERGED_NOTE, converged, doubling_steps,
-                                         longer_markdown, r2_change, r2_converged, settled, unsettled_markdown)
+from cldiv.synthetic.convergence import (DOUBLING, NOT_CONVERGED_MARK, NOT_CONVERGED_NOTE, SETTLED_LATER_MARK,
+                                         converged, doubling_steps, longer_markdown, r2_change, r2_converged, settled,
+                                         unsettled_markdown)
 from cldiv.encoders import INVERSE_ENCODERS
 from cldiv.published import published
 from cldiv.generators import SYNTHETIC_PROCESSES
@@ -300,10 +301,10 @@ def column_of(config: dict | SyntheticConfig) -> str:
 # ---------------------------------------------------------------------------------------------
 def summarise(records: Iterable[dict], metrics: Iterable[str] = ("r2",),
               key: Callable[[dict], tuple] | None = None, store=None) -> dict:
-    """{key: {metric: (mean, std, n) or None, "converged": (k, n), "settled": bool}} over seeds
-    (std: population, as numpy); "converged" counts the cell's runs that have converged, "settled"
-    says whether the cell has, its runs at twice the iterations looked up in ``store``
-    (``cldiv.synthetic.convergence.settled``).
+    """{key: {metric: (mean, std, n) or None, "converged": (k, n), "settled": bool, "iterations": int}}
+    over seeds (std: population, as numpy); "converged" counts the cell's runs that have converged,
+    "settled" says whether the cell has, its runs at twice the iterations looked up in ``store``
+    (``cldiv.synthetic.convergence.settled``); "iterations", the longest of its runs'.
 
     ``key(config)`` names a record's cell: (column, process) by default; sweeps group by grid fields.
     """
@@ -315,7 +316,8 @@ def summarise(records: Iterable[dict], metrics: Iterable[str] = ("r2",),
     for cell, records_of_cell in groups.items():
         runs = [record["metrics"] for record in records_of_cell]
         out[cell] = {"converged": (sum(map(converged, records_of_cell)), len(records_of_cell)),
-                     "settled": settled(records_of_cell, store)}
+                     "settled": settled(records_of_cell, store),
+                     "iterations": max(record["config"]["iterations"] for record in records_of_cell)}
         for metric in metrics:
             values = np.array([run[metric] for run in runs if metric in run], dtype=float)
             out[cell][metric] = (float(values.mean()), float(values.std()), len(values)) if len(values) else None
@@ -411,10 +413,13 @@ def markdown_table(
     digits: int = 2,
     show_published: bool = True,
     published_metric: str | None = None,
+    trained_longer: Iterable[tuple] = (),
 ) -> str:
     """A markdown table, one row per process, 'ours (published)' in every cell; a cell that has not
     converged (``summarise``'s "settled") is marked ``NOT_CONVERGED_MARK``, explained under the table
-    with how many of its runs have converged.
+    with how many of its runs have converged; a cell of ``trained_longer`` ((column, process), taken
+    at the shortest length at which it converged: ``cldiv.book.verdicts.settle``) is marked
+    ``SETTLED_LATER_MARK``, with its iterations under the table.
 
     ``published_metric`` names the paper's metric to show beside ours when it differs (e.g.
     our "loss_m2000" beside the published "final_loss").
@@ -422,7 +427,7 @@ def markdown_table(
     columns = list(columns)
     head = "| process | " + " | ".join(COLUMN_TITLES[c] for c in columns) + " |"
     lines = [head, "|---" * (len(columns) + 1) + "|"]
-    unconverged = []
+    unconverged, later, trained_longer = [], [], set(trained_longer)
     for process in processes:
         cells = []
         for column in columns:
@@ -433,12 +438,18 @@ def markdown_table(
                 done, runs = entry["converged"]
                 text += f" {NOT_CONVERGED_MARK}"
                 unconverged.append(f"{process} {COLUMN_TITLES[column]} ({done} of {runs} runs converged)")
+            if ours and (column, process) in trained_longer:
+                text += f" {SETTLED_LATER_MARK}"
+                later.append(f"{process} {COLUMN_TITLES[column]} at {entry['iterations']}")
             if show_published and column in TABLE1_COLUMNS:
                 text += f" ({fmt(published(published_metric or metric, column, process), digits)})"
             cells.append(text)
         lines.append(f"| {process} | " + " | ".join(cells) + " |")
     if unconverged:
         lines.append(f"\n{NOT_CONVERGED_MARK} {NOT_CONVERGED_NOTE}: " + "; ".join(unconverged) + ".")
+    if later:
+        lines.append(f"\n{SETTLED_LATER_MARK} trained longer than its budget's iterations: the shortest length at which "
+                     "the cell converged (cldiv.synthetic.convergence.settled_runs): " + "; ".join(later) + " iterations.")
     return "\n".join(lines)
 
 
