@@ -311,7 +311,7 @@ def assess_figure3(store: ResultStore) -> Assessment:
     more (a difference using a cell with a run not converged: *not converged*), beside whether
     training beat the probe at initialisation. Each cell is taken at the shortest stored length at
     which it has converged (``cldiv.images.claims.DOUBLING.settled_runs``), marked ‡ if that is
-    longer than the budget's.
+    longer than the budget's; one that has not converged at any is marked †.
     """
     from cldiv.images.claims import DOUBLING, claim_verdict, figure3_claims, learning_gain
     from cldiv.images import HEADLINE_DATASET
@@ -348,6 +348,7 @@ def assess_figure3(store: ResultStore) -> Assessment:
                 learned.append(f"{encoder} {gain:+.1f} ± {gain_sd:.1f}{'' if learns else ' (short of +10)'}")
         if row:
             parts.append(f"{encoder} " + "/".join(f"{row[r]:.1f}" + SETTLED_LATER_MARK * ((encoder, r) in later)
+                                                  + NOT_CONVERGED_MARK * ((encoder, r) in unconverged)
                                                   if r in row else "?" for r in regimes))
     complete = len(accuracy) == len(encoders) * len(regimes) and all(len(v) >= 2 for v in accuracy.values())
     claims = figure3_claims(accuracy, encoders, regimes, unconverged=unconverged) if complete else {}
@@ -358,6 +359,8 @@ def assess_figure3(store: ResultStore) -> Assessment:
     budget = describe_budget(found.values())
     if later:
         parts.append(f"{SETTLED_LATER_MARK} trained longer, until it converged: {len(later)} of {len(found)} cells")
+    if unconverged:
+        parts.append(f"{NOT_CONVERGED_MARK} not converged: {len(unconverged)} of {len(found)} cells")
     if dataset == "cifar10":
         return Assessment(tally.verdict, budget, paper, "; ".join(parts) + f" ({tally.cells})", shape=shape,
                           disagreements=tuple(tally.disagreements))
