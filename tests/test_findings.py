@@ -136,3 +136,33 @@ def test_the_patches_protocol_study_says_which_difference_moves_the_cell_and_whi
     table = patches_ib_protocol_markdown(rows, store)
     assert "| R², 60 iterations |" in table and table.count("not run") == 3
     assert table.splitlines()[-1].split(" | ")[3:5] == [f"{means[3] + 0.005:.2f} ± 0.00 (3/3 converged)", "no"]
+
+
+def test_the_block_order_study_shows_each_order_per_cell_and_which_agrees_with_the_published_value():
+    from cldiv.synthetic.findings import block_order_findings
+    from cldiv.synthetic.table1 import BLOCK_ORDER_CELLS, block_order_configs, block_order_markdown
+
+    def as_record(config, r2):
+        return {"config": asdict(config), "metrics": {"r2": r2},
+                "curves": {"iteration": [3 * (i + 1) for i in range(20)], "r2": [r2] * 20, "loss": [6.0] * 20}}
+
+    targets = [published("r2", column, process)[0] for column, process in BLOCK_ORDER_CELLS]
+    # violated Identity: the code's order 0.3 above the published value, the paper's at it; Spiral holds: the reverse
+    offsets = [(0.3, 0.0), (0.0, -0.3)]
+    rows = [[[as_record(c, target + offset + 0.002 * c.seed) for c in configs] for configs, offset in zip(cell, pair)]
+            for cell, target, pair in zip(block_order_configs("smoke", 3), targets, offsets)]
+    lines = block_order_findings(rows)
+    assert lines[0].startswith("identity violated, published") and lines[0].endswith(
+        f"the code's order {targets[0] + 0.302:.2f} (disagrees), the paper's order {targets[0] + 0.002:.2f} (agrees)")
+    assert lines[1].endswith(f"(agrees), the paper's order {targets[1] - 0.298:.2f} (disagrees)")
+    assert lines[2] == "neither order agrees with every cell: the order alone does not explain the published numbers"
+    rows[1][1] = rows[1][0]  # the paper's order now agrees on Spiral holds too
+    assert block_order_findings(rows)[2] == "the paper's order agrees with every cell"
+    rows[0][1][0]["curves"]["r2"] = [0.01 * i for i in range(20)]  # a run still rising: no verdict for its cell
+    lines = block_order_findings(rows)
+    assert lines[0].endswith("(not converged)") and lines[2] == ("some runs have not converged, so this study "
+                                                                 "decides nothing yet")
+    table = block_order_markdown(rows)
+    assert table.splitlines()[0] == ("| cell | code's order (linear_relu_bn) | paper's order (linear_bn_relu) "
+                                     "| published |")
+    assert f"| identity violated | {targets[0] + 0.302:.2f} ± 0.00 (3/3 converged) |" in table

@@ -13,7 +13,7 @@ from typing import Iterable
 
 from cldiv.published import FIGURE5A, TABLE3, published
 from cldiv.book.verdicts import cell_agrees
-from cldiv.synthetic.convergence import DOUBLING, r2_change
+from cldiv.synthetic.convergence import DOUBLING, converged, r2_change
 from cldiv.synthetic.table1 import column_of, fmt, has_cell, summarise
 
 #: A violated MLP run that keeps only the fixed coordinate z_1 ends near R^2 = 1/3.
@@ -138,6 +138,29 @@ def patches_ib_findings(rows: list[list[dict]], store) -> list[str]:
             "settled (a stored doubling kept the mean, or, not yet doubled, every run's curve has converged): "
             + _listing(n for n, ok in zip(names, settled) if ok)
             + "; not settled: " + _listing(n for n, ok in zip(names, settled) if not ok)]
+
+
+def block_order_findings(rows: list[list[list[dict]]]) -> list[str]:
+    """One sentence per cell of the block-order study (``rows``: the runs of
+    ``cldiv.synthetic.table1.block_order_configs``): each order's mean R^2 and whether it agrees with
+    the published value (``cell_agrees``, the scorecard's rule; "not converged" unless every run's
+    curve has, ``converged``); then which order agrees with every cell."""
+    from cldiv.synthetic.table1 import BLOCK_ORDER_CELLS, BLOCK_ORDERS, COLUMN_TITLES
+
+    verdicts = [[("not converged" if not all(map(converged, runs)) else
+                  "agrees" if cell_agrees([r["metrics"]["r2"] for r in runs], published("r2", column, process), "r2")
+                  else "disagrees") for runs in cell]
+                for (column, process), cell in zip(BLOCK_ORDER_CELLS, rows)]
+    out = [f"{process} {COLUMN_TITLES[column]}, published {fmt(published('r2', column, process))}: "
+           + ", ".join(f"the {name} order {statistics.fmean(r['metrics']['r2'] for r in runs):.2f} ({verdict})"
+                       for (name, _), runs, verdict in zip(BLOCK_ORDERS, cell, cell_verdicts))
+           for (column, process), cell, cell_verdicts in zip(BLOCK_ORDER_CELLS, rows, verdicts)]
+    if any("not converged" in cell_verdicts for cell_verdicts in verdicts):
+        return out + ["some runs have not converged, so this study decides nothing yet"]
+    agreeing = [name for i, (name, _) in enumerate(BLOCK_ORDERS) if all(v[i] == "agrees" for v in verdicts)]
+    return out + ["the " + " and the ".join(agreeing) + " order" + ("s agree" if len(agreeing) > 1 else " agrees")
+                  + " with every cell" if agreeing else "neither order agrees with every cell: the order alone "
+                  "does not explain the published numbers"]
 
 
 def rerun_findings(rerun: dict, rerun_loss: dict, rerun_at: str, n_mirrored: int, n_basin: int) -> list[str]:

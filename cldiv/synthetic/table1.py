@@ -235,6 +235,33 @@ def patches_ib_protocol_markdown(rows: list[list[dict]], store) -> str:
     return "\n".join(lines)
 
 
+# The MLP block order at the paper's sizes (errata chapter, item 2): the cells whose number the order
+# decided in the errata chapter's `cpu`-budget pairs (violated Identity: R^2 1/3 with the code's order
+# Linear-ReLU-BN, about 0 with the paper's Linear-BN-ReLU; Spiral holds: 1.00 and 0.66), each with
+# both orders at a budget's sizes.
+BLOCK_ORDER_CELLS = (("violated", "identity"), ("holds", "spiral"))
+BLOCK_ORDERS = (("code's", "linear_relu_bn"), ("paper's", "linear_bn_relu"))
+BLOCK_ORDER_SEEDS = 3  # runs per cell and order (at most; fewer if the chapter's seeds are fewer)
+
+
+def block_order_configs(budget: str, seeds: int) -> list[list[list[SyntheticConfig]]]:
+    """Per cell of BLOCK_ORDER_CELLS, per order of BLOCK_ORDERS, the runs of seeds 0 .. seeds-1 at
+    ``budget`` with that MLP block order."""
+    return [[[cell_config(column, process, s, budget, mlp_order=order) for s in range(seeds)]
+             for _, order in BLOCK_ORDERS] for column, process in BLOCK_ORDER_CELLS]
+
+
+def block_order_markdown(rows: list[list[list[dict]]]) -> str:
+    """The runs of ``block_order_configs`` as a markdown table: per cell, the held-out R^2 (mean ± sd,
+    runs converged by their curves) with each block order, and the published value."""
+    lines = ["| cell | " + " | ".join(f"{name} order ({order})" for name, order in BLOCK_ORDERS) + " | published |",
+             "|---" * (len(BLOCK_ORDERS) + 2) + "|"]
+    for (column, process), cell in zip(BLOCK_ORDER_CELLS, rows):
+        lines.append(f"| {process} {COLUMN_TITLES[column]} | " + " | ".join(r2_converged(runs) for runs in cell)
+                     + f" | {fmt(published('r2', column, process))} |")
+    return "\n".join(lines)
+
+
 def longer_table(found: dict, store) -> str:
     """The headline cells (``found``: ``cldiv.book.verdicts.find_runs``) some of whose runs have not
     converged, one row per step of their ``cldiv.synthetic.convergence.doubling_steps`` (their runs at
