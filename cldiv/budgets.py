@@ -65,9 +65,10 @@ BUDGETS: dict[str, dict[str, Budget]] = {
         # BatchNorm (with the paper's order the Spiral "holds" cell stalls at R^2 ~ 0.67 at the
         # paper's sizes, though violated Identity then matches its published value: the synthetic
         # chapter's block-order study), and bf16 mixed precision (half the
-        # CPU time a step) except in fp32_cells, the cells in which the synthetic chapter's
-        # precision study finds that bf16 changes a number or one of the paper's orderings
-        # (tests/test_committed_results.py keeps the two in step).
+        # CPU time a step) except in fp32_cells, the cells in which bf16 changes a number or one of
+        # the paper's orderings over every stored fp32/bf16 pair at the cpu budget's sizes
+        # (cldiv.synthetic.precision.cpu_size_pairs, shown in the synthetic chapter;
+        # tests/test_committed_results.py keeps the two in step).
         # The adapted column is not at the paper's sizes (N * M = 4e6 encoder points a step): it is
         # the largest size of the synthetic chapter's adapted-budget study at which every run
         # converged, 256 anchors in 64 groups x 64 negatives each, 8000 iterations (about 15 min a

@@ -5,7 +5,7 @@ from pathlib import Path
 from cldiv.book.store import ResultStore
 from cldiv.budgets import budget
 from cldiv.generators import SYNTHETIC_PROCESSES
-from cldiv.synthetic.precision import compare, paired_runs, sensitive_cells
+from cldiv.synthetic.precision import compare, cpu_size_pairs, sensitive_cells
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 
@@ -15,11 +15,7 @@ def synthetic_records() -> list[dict]:
 
 
 def test_the_paper_budget_runs_in_float32_exactly_the_cells_bf16_changes():
-    records = synthetic_records()
-    cpu = [r for r in records if r["config"]["batch_size"] in (1024, 256, 16)]  # the cpu budget's Table 1 sizes
-    fp32 = [r for r in cpu if r["config"].get("precision", "fp32") == "fp32"]
-    bf16 = [r for r in cpu if r["config"].get("precision") == "bf16"]
-    pairs = paired_runs(fp32, bf16)
+    pairs = cpu_size_pairs(synthetic_records())
     assert len(pairs) >= 20, "the precision study's runs are missing from results/"
     cells = sensitive_cells(pairs, compare(pairs), list(SYNTHETIC_PROCESSES))
     assert cells == set(budget("synthetic", "paper").fp32_cells)

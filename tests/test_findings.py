@@ -166,3 +166,42 @@ def test_the_block_order_study_shows_each_order_per_cell_and_which_agrees_with_t
     assert table.splitlines()[0] == ("| cell | code's order (linear_relu_bn) | paper's order (linear_bn_relu) "
                                      "| published |")
     assert f"| identity violated | {targets[0] + 0.302:.2f} ± 0.00 (3/3 converged) |" in table
+
+
+def test_the_group_size_comparison_says_whether_sharing_changes_the_runs_and_whether_the_sweeps_size_is_cleared():
+    from cldiv.synthetic.findings import sharing_findings
+
+    alike = {1: [0.20, 0.22, 0.24], 4: [0.21, 0.23, 0.23], 8: [0.22, 0.24, 0.26]}
+    text = sharing_findings(alike, 4)
+    assert "no group size compared changes where the runs end" in text
+    assert "groups of 8 end at $R^2$ 0.24 (seeds 0.22–0.26), not distinguishable" in text
+    assert text.endswith("of 4 anchors, are of a size found alike.")
+
+    unlike = {**alike, 8: [0.90, 0.92, 0.94]}
+    text = sharing_findings(unlike, 8)
+    assert "Groups of 8 change where the runs end" in text and "groups of 8 end at $R^2$ 0.92" in text
+    assert "found unlike independent anchors: its points may owe to the sharing" in text
+    assert "this comparison does not cover" in sharing_findings(alike, 16)
+
+
+def test_the_loss_findings_say_at_which_number_of_negatives_the_published_losses_agree():
+    from cldiv.synthetic.findings import loss_negatives_findings
+
+    def records(column, m2000, m4000):
+        return [{"config": asdict(cell_config(column, "identity", seed, "smoke")),
+                 "metrics": {"loss_m2000": m2000 + 0.001 * seed, "loss_m4000": m4000 + 0.001 * seed}}
+                for seed in (0, 1, 2)]
+
+    holds, violated = (published("final_loss", column, "identity")[0] for column in ("holds", "violated"))
+    at_4000 = records("holds", holds - 0.66, holds) + records("violated", violated, violated + 0.6)
+    text = loss_negatives_findings(at_4000, ["identity"])
+    assert ("*holds*: the published loss agrees with ours at M = 2000 for 0 of 1 processes and at M = 4000 for 1; "
+            "it is +0.659") in text
+    assert "*violated*: the published loss agrees with ours at M = 2000 for 1 of 1" in text
+    assert text.endswith("was run with 4000 negatives, not the stated 2000.")
+
+    at_2000 = records("holds", holds, holds + 0.66)
+    text = loss_negatives_findings(at_2000, ["identity"])
+    assert "at M = 2000 for 1 of 1 processes and at M = 4000 for 0" in text
+    assert text.endswith("does not tell how the published *holds* losses were measured.")
+    assert "at neither: identity" in loss_negatives_findings(records("holds", 1.0, 2.0), ["identity"])

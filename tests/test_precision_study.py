@@ -31,3 +31,20 @@ def test_runs_stored_before_a_field_existed_are_paired_by_their_config_hash():
         old["config"].pop(field)
     pairs = paired_runs([old], [run("holds", "identity", 0, "bf16", 0.98)])
     assert list(pairs) == [("holds", "identity")]
+
+
+def test_the_float32_cells_come_from_every_pair_at_the_cpu_sizes_and_the_sentence_names_them():
+    from cldiv.synthetic.precision import cpu_size_pairs, fp32_cells_sentence
+
+    def sized(record, batch_size, iterations):
+        record["config"].update(batch_size=batch_size, n_negatives=batch_size, iterations=iterations)
+        return record
+
+    records = ([sized(run("holds", "identity", s, "fp32", 0.99), 1024, 2000) for s in range(5)]
+               + [sized(run("holds", "identity", s, "bf16", 0.90 + 0.001 * s), 1024, 2000) for s in range(5)]
+               + [sized(run("holds", "spiral", s, p, 0.99), 2000, 5000) for s in range(5) for p in ("fp32", "bf16")])
+    pairs = cpu_size_pairs(records)
+    assert list(pairs) == [("holds", "identity")]  # batch 2000 is not a cpu-budget size
+    text = fp32_cells_sentence(pairs, ["identity"])
+    assert "(1 cell, 2000 iterations), bf16 changes identity holds (R² 0.990 → 0.902)" in text
+    assert text.endswith("moves its R² above the floor: identity holds.")

@@ -107,3 +107,32 @@ def conclusion(pairs: dict, rows: list[dict], processes: list[str]) -> str:
         text += ("No ordering of Table 1 flips between the precisions." if not flips else
                  "Orderings of Table 1 that hold in one precision and not the other: " + "; ".join(flips) + ".")
     return text
+
+
+def cpu_size_pairs(records: list[dict]) -> dict[tuple[str, str], list[tuple[dict, dict]]]:
+    """``paired_runs`` of every stored run at one of the ``cpu`` budget's Table 1 batch sizes,
+    whatever its iterations (the adapted cells' earlier 400-iteration runs included): the evidence
+    from which the ``paper`` budget's ``fp32_cells`` are chosen (``sensitive_cells``)."""
+    from cldiv.budgets import budget
+
+    cpu = budget("synthetic", "cpu")
+    sizes = {cpu.config["batch_size"]} | {group.get("batch_size", cpu.config["batch_size"]) for group in cpu.groups.values()}
+    runs = [r for r in records if r["config"]["batch_size"] in sizes]
+    return paired_runs([r for r in runs if r["config"].get("precision", "fp32") == "fp32"],
+                       [r for r in runs if r["config"].get("precision") == "bf16"])
+
+
+def fp32_cells_sentence(pairs: dict, processes: list[str]) -> str:
+    """Which cells ``sensitive_cells`` finds in ``pairs`` (a ``cpu_size_pairs``), and why each."""
+    rows = compare(pairs)
+    cells = sensitive_cells(pairs, rows, processes)
+    changed = sorted(f"{r['process']} {COLUMN_TITLES[r['column']]} ({r['metric']} {r['fp32']:.3f} → {r['bf16']:.3f})"
+                     for r in rows if r["changed"])
+    flips = flipped_claims(pairs, processes)
+    iterations = sorted({run["config"]["iterations"] for runs in pairs.values() for pair in runs for run in pair})
+    return (f"Over every stored pair at the `cpu` budget's batch sizes ({len(pairs)} cell{'s' * (len(pairs) != 1)}, "
+            f"{', '.join(map(str, iterations))} iterations), bf16 changes "
+            + (", ".join(changed) if changed else "no metric of any cell")
+            + "; " + ("orderings that flip: " + "; ".join(flips) if flips else "no ordering flips")
+            + ". The cells in which bf16 changes a metric, or flips an ordering of their process and moves its R² "
+            "above the floor: " + (", ".join(f"{p} {COLUMN_TITLES[c]}" for c, p in sorted(cells)) or "none") + ".")
