@@ -205,3 +205,5 @@ def test_the_loss_findings_say_at_which_number_of_negatives_the_published_losses
     assert "at M = 2000 for 1 of 1 processes and at M = 4000 for 0" in text
     assert text.endswith("does not tell how the published *holds* losses were measured.")
     assert "at neither: identity" in loss_negatives_findings(records("holds", 1.0, 2.0), ["identity"])
+    violated_only = loss_negatives_findings(records("violated", 5.709, 6.3), ["identity"])
+    assert violated_only.startswith("*violated*") and "*holds*" not in violated_only

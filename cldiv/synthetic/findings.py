@@ -442,20 +442,18 @@ def loss_negatives_findings(records: Iterable[dict], processes: Iterable[str]) -
     """Which number of negatives the published final losses match (errata item 9), in words: per
     column (*holds*, *violated*), how many processes' published loss agree with ours at M = 2000 and
     at M = 4000 by the scorecard's rule (``cell_agrees``), the mean gap between the published loss
-    and ours at M = 2000 against log 2 (doubling M adds about log 2), and the cells that agree at
-    neither M, with their numbers."""
-    import math
-
+    and ours at M = 2000, the cells that agree at neither M, with their numbers, and whether the
+    *holds* column was measured at M = 4000 (every process agrees there and none at M = 2000)."""
     values: dict[tuple[str, str, str], list[float]] = {}
     for record in records:
         column, process = column_of(record["config"]), record["config"]["process"]
         for metric in ("loss_m2000", "loss_m4000"):
             if metric in record["metrics"]:
                 values.setdefault((column, process, metric), []).append(record["metrics"][metric])
-    sentences, holds_at_4000 = [], False
+    sentences, holds_at_4000 = [], None
     for column in ("holds", "violated"):
         cells = [(p, published("final_loss", column, p)) for p in processes
-                 if published("final_loss", column, p) and (column, p, "loss_m2000") in values]
+                 if published("final_loss", column, p) and {(column, p, "loss_m2000"), (column, p, "loss_m4000")} <= values.keys()]
         if not cells:
             continue
         agree = {m: [p for p, pub in cells if cell_agrees(values[column, p, m], pub, "final_loss")]
@@ -470,7 +468,7 @@ def loss_negatives_findings(records: Iterable[dict], processes: Iterable[str]) -
             f"M = 2000 on average" + (f"; at neither: {', '.join(neither)}" if neither else "") + ".")
         if column == "holds":
             holds_at_4000 = len(agree["loss_m4000"]) == len(cells) and not agree["loss_m2000"]
-    if sentences:
+    if holds_at_4000 is not None:
         sentences.append("So the published *holds* column was run with 4000 negatives, not the stated 2000." if holds_at_4000
                          else "So the number of negatives alone does not tell how the published *holds* losses were measured.")
     return " ".join(sentences)
