@@ -188,8 +188,18 @@ FIGURE5A_COLUMNS = {("mlp", "holds"): "holds", ("mlp", "violated"): "violated",
                     ("inverse", "holds"): "inverse_holds", ("inverse", "violated"): "inverse"}
 
 
+def replicate_means(cells: Sequence[list[dict]]) -> list[float]:
+    """One bar of Figure 5a per replication: for each seed run in every one of ``cells`` (the runs
+    of each process), the mean R^2 over the processes; so a bar over 3 seeds is 3 values, compared
+    like any cell of ours (``cell_agrees``: Welch over our seeds)."""
+    by_seed = [{run["config"]["seed"]: run["metrics"]["r2"] for run in runs} for runs in cells]
+    common = sorted(set.intersection(*(set(values) for values in by_seed))) if by_seed else []
+    return [statistics.fmean(values[seed] for values in by_seed) for seed in common]
+
+
 def assess_figure5a(store: ResultStore) -> Assessment:
-    """Figure 5a: mean R^2 over processes, MLP vs inverse encoders, diversity holds vs violated."""
+    """Figure 5a: mean R^2 over processes, MLP vs inverse encoders, diversity holds vs violated.
+    The published bars carry no sd (compared as exact values); ours are ``replicate_means``."""
     found, _ = settle(find_runs(store, table_cells(FIGURE5A_COLUMNS.values())), store, settled_runs)
     tally, paper_parts, our_parts = Tally(), [], []
     for (encoder, condition), column in FIGURE5A_COLUMNS.items():
@@ -199,7 +209,8 @@ def assess_figure5a(store: ResultStore) -> Assessment:
         processes = [p for p in SYNTHETIC_PROCESSES if tables.has_cell(column, p)]
         means = [statistics.fmean(metric_values(found[column, p][1], "r2")) for p in processes if (column, p) in found]
         complete = len(means) == len(processes)
-        tally.add([statistics.fmean(means)] if complete else [], (published, 0.0), "r2", label=label,
+        tally.add(replicate_means([found[column, p][1] for p in processes]) if complete else [],
+                  (published, 0.0), "r2", label=label,
                   converged=all(settled(found[column, p][1], store) for p in processes if (column, p) in found))
         if means:
             our_parts.append(f"{label} {statistics.fmean(means):.2f}"
