@@ -166,10 +166,13 @@ class ResultStore:
     def save(self, config: Config, result: dict, *, wall_time_s: float, device: str,
              threads: int | None = None) -> dict:
         """Store ``result`` (a dict with at least 'metrics') for ``config``; returns the record.
-        ``threads``: the torch threads of the worker that ran it, if not this process."""
+        ``threads``: the torch threads of the worker that ran it, if not this process. A result that
+        continues a shorter run (``timing.continued_from``, ``cldiv.synthetic.states``) adds that
+        run's training seconds to ``wall_time_s``: the record's wall time is what produced it."""
         if "metrics" not in result:
             raise ValueError("result must contain a 'metrics' entry")
         self.check_writable(config)
+        wall_time_s += result.get("timing", {}).get("continued_from", {}).get("train_seconds", 0.0)
         record = _jsonable({
             "kind": config.kind,
             "config_hash": config_hash(config),

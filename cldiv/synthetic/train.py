@@ -33,6 +33,7 @@ from cldiv.generators import make_generator
 from cldiv.losses import info_nce, support_corrected_info_nce
 from cldiv.metrics import affine_r2, angle_preservation_error, mean_correlation_coefficient
 from cldiv.sphere import grouped_uniform_sphere, restricted_vmf, uniform_on_fibre, uniform_sphere
+from cldiv.synthetic.states import latest_state, save_state
 
 Tensor = torch.Tensor
 
@@ -276,7 +277,8 @@ def step_mode() -> str:
 
 
 def make_step(config: SyntheticConfig, device: str = "cpu", mode: str | None = None):
-    """(model, step): ``step()`` draws a fresh batch, takes one Adam step, returns the loss.
+    """(model, step, stateful): ``step()`` draws a fresh batch, takes one Adam step, returns the loss;
+    ``stateful``: the optimizer and the data stream, whose states with the model's make a run's state.
 
     ``mode``: one of STEP_MODES (default: ``step_mode()``). The loss is returned detached and
     not read, so the loop never waits on it.
@@ -304,7 +306,7 @@ def make_step(config: SyntheticConfig, device: str = "cpu", mode: str | None = N
         optimizer.step()
         return loss.detach()
 
-    return model, step
+    return model, step, {"optimizer": optimizer, "data": data}
 
 
 def train(
@@ -317,16 +319,26 @@ def train(
     """Train h = f ∘ g under ``config``; return {'metrics', 'curves', 'timing'} (and 'model').
 
     curves: iteration, training-batch loss and held-out R^2 on a fixed evaluation set, every
-    ``eval_every`` iterations and at the end. Deterministic on CPU for a given seed.
+    ``eval_every`` iterations and at the end. Deterministic on CPU for a given seed. With
+    ``$CLDIV_STATES`` set, the run continues a saved shorter run and keeps its own final state
+    (``cldiv.synthetic.states``); ``timing.continued_from`` then names the shorter run.
     """
     device = device or default_device()
-    model, step = make_step(config, device)
+    model, step, stateful = make_step(config, device)
     z_eval_fit, z_eval_test = evaluation_latents(config, device)
 
     losses = torch.empty(config.iterations, device=device)
     curve: dict[str, list] = {"iteration": [], "loss": [], "r2": []}
+    first, earlier_seconds, timing = 0, 0.0, {}
+    saved = latest_state(config)
+    if saved is not None:
+        model.load_state_dict(saved["model"])
+        stateful["optimizer"].load_state_dict(saved["optimizer"])
+        stateful["data"].set_state(saved["data"])
+        curve, first, earlier_seconds = saved["curve"], saved["config"]["iterations"], saved["train_seconds"]
+        timing["continued_from"] = {"iterations": first, "train_seconds": round(earlier_seconds, 3)}
     start = time.perf_counter()
-    bar = tqdm(range(config.iterations), disable=None if progress else True, desc=_label(config), leave=False)
+    bar = tqdm(range(first, config.iterations), disable=None if progress else True, desc=_label(config), leave=False)
     for it in bar:
         losses[it] = step()
         if (it + 1) % config.eval_every == 0 or it + 1 == config.iterations:
@@ -334,8 +346,10 @@ def train(
             curve["loss"].append(round(float(losses[it]), 5))
             curve["r2"].append(round(curve_point(model, z_eval_fit, z_eval_test), 5))
             bar.set_postfix(loss=curve["loss"][-1], r2=curve["r2"][-1])
-    result = training_result(model, config, device, curve, float(losses[-1]), time.perf_counter() - start,
-                             step=step_mode())
+    seconds = earlier_seconds + time.perf_counter() - start
+    save_state(config, {"model": model.state_dict(), "optimizer": stateful["optimizer"].state_dict(),
+                        "data": stateful["data"].get_state(), "curve": curve, "train_seconds": seconds})
+    result = training_result(model, config, device, curve, float(losses[-1]), seconds, step=step_mode(), **timing)
     if return_model:
         result["model"] = model
     return result

@@ -1,0 +1,55 @@
+"""Saved training states (cldiv/synthetic/states.py): a longer run continues a shorter one, bitwise."""
+
+import pytest
+
+from cldiv.book.store import ResultStore
+from cldiv.config import with_overrides
+from cldiv.synthetic.config import SyntheticConfig
+from cldiv.synthetic.states import STATES_VARIABLE, latest_state, lineage
+from cldiv.synthetic.train import run_synthetic, train
+
+SMOKE = dict(batch_size=32, n_negatives=32, eval_every=4, n_eval=128)
+CONFIGS = {"infonce, mlp": SyntheticConfig(process="linear", d_fixed=1, iterations=8, **SMOKE),
+           "support-corrected, grouped": SyntheticConfig(process="spiral", d_fixed=1, loss="support_corrected",
+                                                         rho=0.5, anchor_groups=8, iterations=8, **SMOKE),
+           "infonce, inverse": SyntheticConfig(process="patches", encoder="inverse", d_fixed=1, iterations=8, **SMOKE)}
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_a_doubled_run_continued_from_the_shorter_one_is_the_uninterrupted_run(name, tmp_path, monkeypatch):
+    short = CONFIGS[name]
+    long = with_overrides(short, iterations=2 * short.iterations)
+    uninterrupted = train(long, device="cpu")
+    monkeypatch.setenv(STATES_VARIABLE, str(tmp_path))
+    train(short, device="cpu")
+    assert latest_state(long)["config"]["iterations"] == short.iterations
+    continued = train(long, device="cpu")
+    assert continued["timing"]["continued_from"]["iterations"] == short.iterations
+    assert continued["metrics"] == uninterrupted["metrics"]
+    assert continued["curves"] == uninterrupted["curves"] and continued["scatter_h"] == uninterrupted["scatter_h"]
+
+
+def test_only_a_shorter_run_of_the_same_config_on_the_evaluation_grid_is_continued(tmp_path, monkeypatch):
+    monkeypatch.setenv(STATES_VARIABLE, str(tmp_path))
+    base = CONFIGS["infonce, mlp"]
+    train(base, device="cpu")
+    assert latest_state(base) is None                                        # not from itself
+    assert latest_state(with_overrides(base, iterations=4)) is None          # not from a longer run
+    assert latest_state(with_overrides(base, iterations=20, seed=1)) is None  # another seed
+    train(with_overrides(base, iterations=6), device="cpu")                   # 6: off the eval_every grid
+    assert latest_state(with_overrides(base, iterations=20))["config"]["iterations"] == 8
+    assert lineage(base) == lineage(with_overrides(base, iterations=20)) != lineage(with_overrides(base, seed=1))
+    (tmp_path / f"{lineage(base)}_12.pt").write_bytes(b"not a state")      # unreadable: skipped with a warning
+    with pytest.warns(UserWarning, match="ignoring unreadable training state"):
+        assert latest_state(with_overrides(base, iterations=20))["config"]["iterations"] == 8
+
+
+def test_a_continued_run_stores_the_wall_time_of_both_parts(tmp_path, monkeypatch):
+    monkeypatch.setenv(STATES_VARIABLE, str(tmp_path / "states"))
+    store = ResultStore(tmp_path / "results")
+    short = CONFIGS["infonce, mlp"]
+    first = store.get_or_run(short, run_synthetic)
+    second = store.get_or_run(with_overrides(short, iterations=16), run_synthetic)
+    earlier = second["timing"]["continued_from"]["train_seconds"]
+    assert 0 < earlier <= first["provenance"]["wall_time_s"] < second["provenance"]["wall_time_s"]
+    assert second["timing"]["train_seconds"] > earlier
