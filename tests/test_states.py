@@ -1,11 +1,12 @@
-"""Saved training states (cldiv/synthetic/states.py): a longer run continues a shorter one, bitwise."""
+"""Saved training states (cldiv/states.py): a longer run continues a shorter one, bitwise (synthetic and SimCLR)."""
 
 import pytest
 
 from cldiv.book.store import ResultStore
 from cldiv.config import with_overrides
 from cldiv.synthetic.config import SyntheticConfig
-from cldiv.synthetic.states import STATES_VARIABLE, latest_state, lineage
+from cldiv.images.simclr import run_simclr, simclr_configs
+from cldiv.states import STATES_VARIABLE, latest_state, lineage
 from cldiv.synthetic.train import run_synthetic, train
 
 SMOKE = dict(batch_size=32, n_negatives=32, eval_every=4, n_eval=128)
@@ -22,7 +23,7 @@ def test_a_doubled_run_continued_from_the_shorter_one_is_the_uninterrupted_run(n
     uninterrupted = train(long, device="cpu")
     monkeypatch.setenv(STATES_VARIABLE, str(tmp_path))
     train(short, device="cpu")
-    assert latest_state(long)["config"]["iterations"] == short.iterations
+    assert latest_state(long, "iterations", long.eval_every)["config"]["iterations"] == short.iterations
     continued = train(long, device="cpu")
     assert continued["timing"]["continued_from"]["iterations"] == short.iterations
     assert continued["metrics"] == uninterrupted["metrics"]
@@ -33,15 +34,16 @@ def test_only_a_shorter_run_of_the_same_config_on_the_evaluation_grid_is_continu
     monkeypatch.setenv(STATES_VARIABLE, str(tmp_path))
     base = CONFIGS["infonce, mlp"]
     train(base, device="cpu")
-    assert latest_state(base) is None                                        # not from itself
-    assert latest_state(with_overrides(base, iterations=4)) is None          # not from a longer run
-    assert latest_state(with_overrides(base, iterations=20, seed=1)) is None  # another seed
+    assert latest_state(base, "iterations", 4) is None                                        # not from itself
+    assert latest_state(with_overrides(base, iterations=4), "iterations", 4) is None          # not from a longer run
+    assert latest_state(with_overrides(base, iterations=20, seed=1), "iterations", 4) is None  # another seed
     train(with_overrides(base, iterations=6), device="cpu")                   # 6: off the eval_every grid
-    assert latest_state(with_overrides(base, iterations=20))["config"]["iterations"] == 8
-    assert lineage(base) == lineage(with_overrides(base, iterations=20)) != lineage(with_overrides(base, seed=1))
-    (tmp_path / f"{lineage(base)}_12.pt").write_bytes(b"not a state")      # unreadable: skipped with a warning
+    assert latest_state(with_overrides(base, iterations=20), "iterations", 4)["config"]["iterations"] == 8
+    assert lineage(base, "iterations") == lineage(with_overrides(base, iterations=20), "iterations") \
+        != lineage(with_overrides(base, seed=1), "iterations")
+    (tmp_path / f"{lineage(base, 'iterations')}_12.pt").write_bytes(b"not a state")  # unreadable: skipped with a warning
     with pytest.warns(UserWarning, match="ignoring unreadable training state"):
-        assert latest_state(with_overrides(base, iterations=20))["config"]["iterations"] == 8
+        assert latest_state(with_overrides(base, iterations=20), "iterations", 4)["config"]["iterations"] == 8
 
 
 def test_a_continued_run_stores_the_wall_time_of_both_parts(tmp_path, monkeypatch):
@@ -53,3 +55,17 @@ def test_a_continued_run_stores_the_wall_time_of_both_parts(tmp_path, monkeypatc
     earlier = second["timing"]["continued_from"]["train_seconds"]
     assert 0 < earlier <= first["provenance"]["wall_time_s"] < second["provenance"]["wall_time_s"]
     assert second["timing"]["train_seconds"] > earlier
+
+
+def test_a_doubled_simclr_run_continued_from_the_shorter_one_is_the_uninterrupted_run(tmp_path, monkeypatch):
+    """The MLP encoder has dropout, so the global random stream is part of the state too."""
+    short = simclr_configs("smoke", encoders=["mlp"], regimes=["all"], epochs=1, probe_epochs=2)[0]
+    long = with_overrides(short, epochs=2)
+    uninterrupted, _ = run_simclr(long)
+    monkeypatch.setenv(STATES_VARIABLE, str(tmp_path))
+    run_simclr(short)
+    continued, _ = run_simclr(long)
+    assert continued["timing"]["continued_from"]["epochs"] == 1
+    for record in (continued, uninterrupted):
+        record["metrics"].pop("train_images_per_s")
+    assert continued["metrics"] == uninterrupted["metrics"] and continued["curve"] == uninterrupted["curve"]

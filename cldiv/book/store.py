@@ -167,7 +167,7 @@ class ResultStore:
              threads: int | None = None) -> dict:
         """Store ``result`` (a dict with at least 'metrics') for ``config``; returns the record.
         ``threads``: the torch threads of the worker that ran it, if not this process. A result that
-        continues a shorter run (``timing.continued_from``, ``cldiv.synthetic.states``) adds that
+        continues a shorter run (``timing.continued_from``, ``cldiv.states``) adds that
         run's training seconds to ``wall_time_s``: the record's wall time is what produced it."""
         if "metrics" not in result:
             raise ValueError("result must contain a 'metrics' entry")

@@ -38,6 +38,7 @@ from cldiv.config import added_field, check_choice, check_positive, check_range
 from cldiv.images.encoders import STEMS, make_image_encoder, parameter_count
 from cldiv.images.data import load_images
 from cldiv.images.probe import latent_r2, linear_probe
+from cldiv.states import latest_state, save_state
 
 __all__ = ["BUDGET_CHOICES", "SimCLRConfig", "budget_choice_configs", "build_encoder", "nt_xent", "run_simclr", "simclr_configs", "train_simclr"]
 
@@ -216,19 +217,30 @@ def _evaluate(config: SimCLRConfig, encoder, train, test, device) -> dict[str, A
 
 
 def train_simclr(config: SimCLRConfig, train, device: str | torch.device, *, progress: bool = False):
-    """Train an encoder with SimCLR on ``train`` (an ``ImageDataset``); returns (encoder, losses).
+    """Train an encoder with SimCLR on ``train`` (an ``ImageDataset``); returns (encoder, losses, timing).
 
-    losses: the mean NT-Xent of each epoch. Deterministic for ``config.seed`` on a given device
-    and thread count.
+    losses: the mean NT-Xent of each epoch; timing: ``train_seconds`` (a continued run's included).
+    Deterministic for ``config.seed`` on a given device and thread count. With ``$CLDIV_STATES`` set,
+    the run continues a saved shorter run (``timing.continued_from``) and keeps its own final state
+    (``cldiv.states``).
     """
-    torch.manual_seed(config.seed)  # the encoder's initialisation
+    torch.manual_seed(config.seed)  # the encoder's initialisation; then dropout
     encoder = build_encoder(config).to(device)
     rng = torch.Generator().manual_seed(config.seed + 1)  # batches and augmentations
     transforms = regime_transforms(config.regime, config.regime_variant)
     optimiser = torch.optim.Adam(encoder.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     n = len(train)
-    losses = []
-    bar = tqdm(range(config.epochs), disable=None if progress else True, desc="SimCLR epochs", leave=False)
+    losses, first, earlier_seconds, timing = [], 0, 0.0, {}
+    saved = latest_state(config, "epochs")
+    if saved is not None:
+        encoder.load_state_dict(saved["model"])
+        optimiser.load_state_dict(saved["optimizer"])
+        rng.set_state(saved["data"])
+        torch.set_rng_state(saved["global"])
+        losses, first, earlier_seconds = saved["losses"], saved["config"]["epochs"], saved["train_seconds"]
+        timing["continued_from"] = {"epochs": first, "train_seconds": round(earlier_seconds, 3)}
+    start = time.perf_counter()
+    bar = tqdm(range(first, config.epochs), disable=None if progress else True, desc="SimCLR epochs", leave=False)
     for epoch in bar:
         encoder.train()
         order = torch.randperm(n, generator=rng)
@@ -249,7 +261,11 @@ def train_simclr(config: SimCLRConfig, train, device: str | torch.device, *, pro
             total, count = total + loss.item() * len(idx), count + len(idx)
         losses.append(total / count)
         bar.set_postfix(nt_xent=f"{losses[-1]:.4f}")
-    return encoder, losses
+    seconds = earlier_seconds + time.perf_counter() - start
+    save_state(config, "epochs", {"model": encoder.state_dict(), "optimizer": optimiser.state_dict(),
+                                  "data": rng.get_state(), "global": torch.get_rng_state(), "losses": losses,
+                                  "train_seconds": seconds})
+    return encoder, losses, {"train_seconds": round(seconds, 3), **timing}
 
 
 def run_simclr(
@@ -271,16 +287,14 @@ def run_simclr(
     torch.manual_seed(config.seed)
     init_encoder = build_encoder(config).to(device)
     init = _evaluate(config, init_encoder, train, test, device)
-    start = time.perf_counter()
-    encoder, losses = train_simclr(config, train, device, progress=progress)
-    train_time = time.perf_counter() - start
+    encoder, losses, timing = train_simclr(config, train, device, progress=progress)
     final = _evaluate(config, encoder, train, test, device)
     metrics: dict[str, Any] = {
         "probe_best": final["probe_best"], "probe_final": final["probe_final"],
         "probe_best_epoch": final["probe_best_epoch"],
         "init_probe_best": init["probe_best"], "init_probe_final": init["probe_final"],
         "final_loss": losses[-1], "parameters": parameter_count(encoder),
-        "train_images_per_s": len(train) * config.epochs / train_time,
+        "train_images_per_s": len(train) * config.epochs / timing["train_seconds"],
     }
     if "latent_r2" in final:
         metrics["latent_r2"] = final["latent_r2"]
@@ -290,4 +304,4 @@ def run_simclr(
     curve = {"epoch": list(range(1, config.epochs + 1)), "loss": losses,
              "probe_epoch": list(range(1, config.probe_epochs + 1)),
              "probe_test_accuracy": final["probe_curve"], "init_probe_test_accuracy": init["probe_curve"]}
-    return {"metrics": metrics, "curve": curve}, str(device)
+    return {"metrics": metrics, "curve": curve, "timing": timing}, str(device)

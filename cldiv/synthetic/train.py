@@ -32,8 +32,8 @@ from cldiv.encoders import Recovery, make_encoder
 from cldiv.generators import make_generator
 from cldiv.losses import info_nce, support_corrected_info_nce
 from cldiv.metrics import affine_r2, angle_preservation_error, mean_correlation_coefficient
+from cldiv.states import latest_state, save_state
 from cldiv.sphere import grouped_uniform_sphere, restricted_vmf, uniform_on_fibre, uniform_sphere
-from cldiv.synthetic.states import latest_state, save_state
 
 Tensor = torch.Tensor
 
@@ -321,7 +321,7 @@ def train(
     curves: iteration, training-batch loss and held-out R^2 on a fixed evaluation set, every
     ``eval_every`` iterations and at the end. Deterministic on CPU for a given seed. With
     ``$CLDIV_STATES`` set, the run continues a saved shorter run and keeps its own final state
-    (``cldiv.synthetic.states``); ``timing.continued_from`` then names the shorter run.
+    (``cldiv.states``); ``timing.continued_from`` then names the shorter run.
     """
     device = device or default_device()
     model, step, stateful = make_step(config, device)
@@ -330,7 +330,7 @@ def train(
     losses = torch.empty(config.iterations, device=device)
     curve: dict[str, list] = {"iteration": [], "loss": [], "r2": []}
     first, earlier_seconds, timing = 0, 0.0, {}
-    saved = latest_state(config)
+    saved = latest_state(config, "iterations", config.eval_every)
     if saved is not None:
         model.load_state_dict(saved["model"])
         stateful["optimizer"].load_state_dict(saved["optimizer"])
@@ -347,7 +347,7 @@ def train(
             curve["r2"].append(round(curve_point(model, z_eval_fit, z_eval_test), 5))
             bar.set_postfix(loss=curve["loss"][-1], r2=curve["r2"][-1])
     seconds = earlier_seconds + time.perf_counter() - start
-    save_state(config, {"model": model.state_dict(), "optimizer": stateful["optimizer"].state_dict(),
+    save_state(config, "iterations", {"model": model.state_dict(), "optimizer": stateful["optimizer"].state_dict(),
                         "data": stateful["data"].get_state(), "curve": curve, "train_seconds": seconds})
     result = training_result(model, config, device, curve, float(losses[-1]), seconds, step=step_mode(), **timing)
     if return_model:
