@@ -10,13 +10,19 @@ Off unless ``$CLDIV_STATES`` names a directory. A state is the file ``<lineage>_
 lineage is the hash of the config without its length (the field named ``length``: "iterations", "epochs"); it
 is written atomically. A run of n continues from the state with the most steps k < n that is a multiple of
 ``every`` (a synthetic run's ``eval_every``, so that the shorter run's curve is the start of the longer one's).
+
+A run in progress also keeps an interim state every ``CHECKPOINT_SECONDS`` (``Checkpoints``): the state after k
+steps is the final state of the run of k, so a run cut off (a session's end) is continued by the next run of
+its config from there. Interim states are removed once a run that passed them has finished.
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
+import time
 import warnings
+from collections.abc import Callable
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
@@ -26,6 +32,9 @@ import torch
 from cldiv.config import Config, config_hash
 
 STATES_VARIABLE = "CLDIV_STATES"
+
+#: How often (seconds) a run in progress keeps an interim state.
+CHECKPOINT_SECONDS = 600.0
 
 
 def state_directory() -> Path | None:
@@ -39,25 +48,33 @@ def lineage(config: Config, length: str) -> str:
     return config_hash(replace(config, **{length: 1}))
 
 
-def save_state(config: Config, length: str, state: dict[str, Any]) -> None:
-    """Keep the final training state of a run of ``config`` (no-op when states are off)."""
+def state_path(config: Config, length: str, directory: Path) -> Path:
+    """The file of the final state of a run of ``config`` in ``directory``."""
+    return directory / f"{lineage(config, length)}_{getattr(config, length)}.pt"
+
+
+def save_state(config: Config, length: str, state: dict[str, Any], *, interim: bool = False) -> Path | None:
+    """Keep the final training state of a run of ``config``; returns its file (None when states are off).
+    ``interim``: the state of a longer run in progress (``Checkpoints``)."""
     directory = state_directory()
     if directory is None:
-        return
+        return None
     directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"{lineage(config, length)}_{getattr(config, length)}.pt"
+    path = state_path(config, length, directory)
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
     try:
-        torch.save({"config": asdict(config), **state}, tmp)
+        torch.save({"config": asdict(config), "interim": interim, **state}, tmp)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    return path
 
 
 def latest_state(config: Config, length: str, every: int = 1) -> dict[str, Any] | None:
-    """The saved state a run of ``config`` can continue from (module docstring), or None."""
+    """The saved state a run of ``config`` can continue from (module docstring), or None; its
+    ``path`` entry is the file it came from."""
     directory = state_directory()
     if directory is None:
         return None
@@ -73,5 +90,38 @@ def latest_state(config: Config, length: str, every: int = 1) -> dict[str, Any] 
             warnings.warn(f"ignoring unreadable training state {path}: {error}")
             continue
         if state["config"] == asdict(replace(config, **{length: k})):
-            return state
+            return {**state, "path": path}
     return None
+
+
+class Checkpoints:
+    """The interim states of one run of ``config`` (module docstring): ``offer(k, state)`` after step k keeps
+    ``state()`` when ``CHECKPOINT_SECONDS`` have passed since the last one and k < the run's length is a multiple of ``every``,
+    replacing this run's previous interim state (never another run's final state); ``close(saved)``, at the
+    end of the run, removes this run's interim state and the one it continued from (``saved``), if interim."""
+
+    def __init__(self, config: Config, length: str, every: int = 1):
+        self.config, self.length, self.every = config, length, every
+        self.due = time.monotonic() + CHECKPOINT_SECONDS
+        self.written: Path | None = None
+
+    def offer(self, k: int, state: Callable[[], dict[str, Any]]) -> None:
+        directory = state_directory()
+        if directory is None or k % self.every or k >= getattr(self.config, self.length) or time.monotonic() < self.due:
+            return
+        shorter = replace(self.config, **{self.length: k})
+        if not state_path(shorter, self.length, directory).exists():
+            path = save_state(shorter, self.length, state(), interim=True)
+            self._remove(self.written)
+            self.written = path
+        self.due = time.monotonic() + CHECKPOINT_SECONDS
+
+    def close(self, saved: dict[str, Any] | None) -> None:
+        self._remove(self.written)
+        if saved is not None and saved.get("interim"):  # states saved before interim ones existed lack the flag
+            self._remove(saved["path"])
+
+    @staticmethod
+    def _remove(path: Path | None) -> None:
+        if path is not None:
+            path.unlink(missing_ok=True)

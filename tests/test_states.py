@@ -1,4 +1,5 @@
-"""Saved training states (cldiv/states.py): a longer run continues a shorter one, bitwise (synthetic and SimCLR)."""
+"""Saved training states (cldiv/states.py): a longer run continues a shorter one, and an interrupted run its
+interim state, bitwise (synthetic and SimCLR)."""
 
 import pytest
 
@@ -6,6 +7,7 @@ from cldiv.book.store import ResultStore
 from cldiv.config import with_overrides
 from cldiv.synthetic.config import SyntheticConfig
 from cldiv.images.simclr import run_simclr, simclr_configs
+import cldiv.synthetic.train as synthetic_train
 from cldiv.states import STATES_VARIABLE, latest_state, lineage
 from cldiv.synthetic.train import run_synthetic, train
 
@@ -69,3 +71,37 @@ def test_a_doubled_simclr_run_continued_from_the_shorter_one_is_the_uninterrupte
     for record in (continued, uninterrupted):
         record["metrics"].pop("train_images_per_s")
     assert continued["metrics"] == uninterrupted["metrics"] and continued["curve"] == uninterrupted["curve"]
+
+
+def test_an_interrupted_run_continues_from_its_interim_state_and_removes_it(tmp_path, monkeypatch):
+    config = with_overrides(CONFIGS["infonce, mlp"], iterations=16)
+    uninterrupted = train(config, device="cpu")
+    monkeypatch.setenv(STATES_VARIABLE, str(tmp_path))
+    monkeypatch.setattr("cldiv.states.CHECKPOINT_SECONDS", 0.0)  # an interim state at every evaluation
+    curve_point, calls = synthetic_train.curve_point, []
+
+    def cut_off_at_the_third_evaluation(*args):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return curve_point(*args)
+
+    monkeypatch.setattr(synthetic_train, "curve_point", cut_off_at_the_third_evaluation)
+    with pytest.raises(KeyboardInterrupt):
+        train(config, device="cpu")
+    assert [p.name for p in tmp_path.glob("*.pt")] == [f"{lineage(config, 'iterations')}_8.pt"]  # the latest only
+    monkeypatch.setattr(synthetic_train, "curve_point", curve_point)
+    continued = train(config, device="cpu")
+    assert continued["timing"]["continued_from"]["iterations"] == 8
+    assert continued["metrics"] == uninterrupted["metrics"] and continued["curves"] == uninterrupted["curves"]
+    assert [p.name for p in tmp_path.glob("*.pt")] == [f"{lineage(config, 'iterations')}_16.pt"]  # interim removed
+
+
+def test_interim_states_never_replace_a_finished_runs_state(tmp_path, monkeypatch):
+    monkeypatch.setenv(STATES_VARIABLE, str(tmp_path))
+    monkeypatch.setattr("cldiv.states.CHECKPOINT_SECONDS", 0.0)
+    short = CONFIGS["infonce, mlp"]
+    train(short, device="cpu")
+    train(with_overrides(short, iterations=16), device="cpu")  # passes 8 (finished: kept) and 12 (interim: removed)
+    assert sorted(int(p.stem.rsplit("_", 1)[1]) for p in tmp_path.glob("*.pt")) == [8, 16]
+    assert latest_state(with_overrides(short, iterations=12), "iterations", 4)["interim"] is False

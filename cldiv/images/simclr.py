@@ -38,7 +38,7 @@ from cldiv.config import added_field, check_choice, check_positive, check_range
 from cldiv.images.encoders import STEMS, make_image_encoder, parameter_count
 from cldiv.images.data import load_images
 from cldiv.images.probe import latent_r2, linear_probe
-from cldiv.states import latest_state, save_state
+from cldiv.states import Checkpoints, latest_state, save_state
 
 __all__ = ["BUDGET_CHOICES", "SimCLRConfig", "budget_choice_configs", "build_encoder", "nt_xent", "run_simclr", "simclr_configs", "train_simclr"]
 
@@ -240,13 +240,20 @@ def train_simclr(config: SimCLRConfig, train, device: str | torch.device, *, pro
         losses, first, earlier_seconds = saved["losses"], saved["config"]["epochs"], saved["train_seconds"]
         timing["continued_from"] = {"epochs": first, "train_seconds": round(earlier_seconds, 3)}
     start = time.perf_counter()
+
+    def state() -> dict[str, Any]:
+        return {"model": encoder.state_dict(), "optimizer": optimiser.state_dict(), "data": rng.get_state(),
+                "global": torch.get_rng_state(), "losses": losses,
+                "train_seconds": earlier_seconds + time.perf_counter() - start}
+
+    checkpoints = Checkpoints(config, "epochs")
     bar = tqdm(range(first, config.epochs), disable=None if progress else True, desc="SimCLR epochs", leave=False)
     for epoch in bar:
         encoder.train()
         order = torch.randperm(n, generator=rng)
         total, count = 0.0, 0
-        for start in range(0, n, config.batch_size):
-            idx = order[start:start + config.batch_size]
+        for begin in range(0, n, config.batch_size):
+            idx = order[begin:begin + config.batch_size]
             if len(idx) < 2:
                 continue
             x = train.float_images(idx, device)
@@ -261,10 +268,11 @@ def train_simclr(config: SimCLRConfig, train, device: str | torch.device, *, pro
             total, count = total + loss.item() * len(idx), count + len(idx)
         losses.append(total / count)
         bar.set_postfix(nt_xent=f"{losses[-1]:.4f}")
-    seconds = earlier_seconds + time.perf_counter() - start
-    save_state(config, "epochs", {"model": encoder.state_dict(), "optimizer": optimiser.state_dict(),
-                                  "data": rng.get_state(), "global": torch.get_rng_state(), "losses": losses,
-                                  "train_seconds": seconds})
+        checkpoints.offer(epoch + 1, state)
+    final = state()
+    seconds = final["train_seconds"]
+    save_state(config, "epochs", final)
+    checkpoints.close(saved)
     return encoder, losses, {"train_seconds": round(seconds, 3), **timing}
 
 

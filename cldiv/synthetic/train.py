@@ -32,7 +32,7 @@ from cldiv.encoders import Recovery, make_encoder
 from cldiv.generators import make_generator
 from cldiv.losses import info_nce, support_corrected_info_nce
 from cldiv.metrics import affine_r2, angle_preservation_error, mean_correlation_coefficient
-from cldiv.states import latest_state, save_state
+from cldiv.states import Checkpoints, latest_state, save_state
 from cldiv.sphere import grouped_uniform_sphere, restricted_vmf, uniform_on_fibre, uniform_sphere
 
 Tensor = torch.Tensor
@@ -338,6 +338,13 @@ def train(
         curve, first, earlier_seconds = saved["curve"], saved["config"]["iterations"], saved["train_seconds"]
         timing["continued_from"] = {"iterations": first, "train_seconds": round(earlier_seconds, 3)}
     start = time.perf_counter()
+
+    def state() -> dict[str, Any]:
+        return {"model": model.state_dict(), "optimizer": stateful["optimizer"].state_dict(),
+                "data": stateful["data"].get_state(), "curve": curve,
+                "train_seconds": earlier_seconds + time.perf_counter() - start}
+
+    checkpoints = Checkpoints(config, "iterations", config.eval_every)
     bar = tqdm(range(first, config.iterations), disable=None if progress else True, desc=_label(config), leave=False)
     for it in bar:
         losses[it] = step()
@@ -346,9 +353,11 @@ def train(
             curve["loss"].append(round(float(losses[it]), 5))
             curve["r2"].append(round(curve_point(model, z_eval_fit, z_eval_test), 5))
             bar.set_postfix(loss=curve["loss"][-1], r2=curve["r2"][-1])
-    seconds = earlier_seconds + time.perf_counter() - start
-    save_state(config, "iterations", {"model": model.state_dict(), "optimizer": stateful["optimizer"].state_dict(),
-                        "data": stateful["data"].get_state(), "curve": curve, "train_seconds": seconds})
+            checkpoints.offer(it + 1, state)
+    final = state()
+    seconds = final["train_seconds"]
+    save_state(config, "iterations", final)
+    checkpoints.close(saved)
     result = training_result(model, config, device, curve, float(losses[-1]), seconds, step=step_mode(), **timing)
     if return_model:
         result["model"] = model
