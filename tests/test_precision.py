@@ -71,7 +71,7 @@ def test_the_compiled_step_trains_like_the_eager_one(precision, tolerance):
     config = cell_config("holds", "identity", 0, "smoke", precision=precision)
     losses = {}
     for mode in STEP_MODES:
-        _, step = make_step(config, "cpu", mode=mode)
+        _, step, _ = make_step(config, "cpu", mode=mode)
         losses[mode] = [float(step()) for _ in range(4)]
     assert losses["eager"][-1] < losses["eager"][0]  # the steps train
     for eager, compiled in zip(losses["eager"], losses["compiled"]):

@@ -140,7 +140,7 @@ def test_grouped_training_step_encodes_2n_plus_g_times_fibre_plus_shared_points(
     on_fibre = round(rho * 6)
     assert fibre.shape == (2, on_fibre, 3) and shared.shape == (6 - on_fibre, 3)
     assert torch.allclose(fibre[:, :, 0], z.view(2, 4, 3)[:, :1, 0].expand(2, on_fibre))
-    model, step = make_step(config)
+    model, step, _ = make_step(config)
     assert math.isfinite(float(step()))
 
 
