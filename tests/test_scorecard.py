@@ -10,7 +10,7 @@ import pytest
 
 from cldiv.book import scorecard as sc
 from cldiv.book.theorem_checks import STATEMENTS
-from cldiv.book.verdicts import VERDICTS, cell_agrees, claim_verdict, verdict_rules
+from cldiv.book.verdicts import VERDICTS, Tally, cell_agrees, claim_verdict, verdict_rules
 from cldiv.published import FIGURE3, published
 from cldiv.synthetic import table1 as tables
 from cldiv.config import config_hash
@@ -99,6 +99,15 @@ def test_a_noisy_cell_of_ours_no_longer_agrees_with_anything():
     ours = [0.27 + 0.13 * x for x in (-1.2649, -0.6325, 0.0, 0.6325, 1.2649)]  # mean 0.27, sd 0.13
     old_rule = abs(0.27 - paper[0]) <= max(0.05, 2 * paper[1], 2 * 0.13)
     assert old_rule and not cell_agrees(ours, paper, "r2")
+
+
+def test_a_cell_run_but_not_comparable_is_neither_not_run_nor_reproduced():
+    tally = Tally()
+    tally.add([0.50, 0.51, 0.49], (0.50, 0.01), "r2")
+    tally.add_uncompared()  # e.g. a loss evaluated at other negatives than the published one
+    assert tally.cells == "1/1 cells agree" and tally.verdict == "partly"
+    tally.add([], (0.50, 0.01), "r2")
+    assert tally.cells == "1/1 cells agree, 1 not run"
 
 
 def test_cell_agreement_is_a_welch_test_above_a_floor():
@@ -256,7 +265,8 @@ def test_the_loss_is_compared_only_at_the_negatives_of_the_published_number(tmp_
     mcc = published("mcc", "holds", "spiral")[0]
     write_run(tmp_path, config, r2=1.0, mcc=mcc, ape_code=0.012, final_loss=5.0)
     table3 = row(sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path), "Table 3")
-    assert "2/2 cells agree, 13 not run; 1 loss cells run with M ≠ 4000 negatives, not compared" in table3.ours
+    # the loss cell was run, at other negatives: counted apart, not among the 12 cells not run
+    assert "2/2 cells agree, 12 not run; 1 loss cell run with M ≠ 4000 negatives, not compared" in table3.ours
     write_run(tmp_path, config, r2=1.0, mcc=mcc, ape_code=0.012, final_loss=5.0, loss_m2000=7.39)
     table3 = row(sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path), "Table 3")
     assert "2/2 cells agree" in table3.ours  # Table 3's published loss used 4000 negatives

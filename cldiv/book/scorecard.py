@@ -98,9 +98,12 @@ def _table_assessment(store: ResultStore, columns: Sequence[str], metrics: Seque
                 value = published_cell(metric, column, process)
                 runs = found.get((column, process), (None, []))[1]
                 values = metric_values(runs, metric, loss_negatives)
-                tally.add(values, value, metric, converged=settled(runs, store),
-                          label=f"{tables.COLUMN_TITLES[column]} / {process} / {METRIC_LABELS[metric]}")
-                incomparable += bool(runs and not values and value is not None)
+                if runs and not values and value is not None:
+                    tally.add_uncompared()
+                    incomparable += 1
+                else:
+                    tally.add(values, value, metric, converged=settled(runs, store),
+                              label=f"{tables.COLUMN_TITLES[column]} / {process} / {METRIC_LABELS[metric]}")
                 if value is not None:
                     published.append(value[0])
                     if values:
@@ -116,8 +119,8 @@ def _table_assessment(store: ResultStore, columns: Sequence[str], metrics: Seque
     paper = "; ".join(paper_parts) + " (means over processes)"
     if not found:
         return Assessment("not yet run", paper=paper)
-    note = (f"; {incomparable} loss cells run with M ≠ {loss_negatives} negatives, not compared"
-            if incomparable else "")
+    note = (f"; {incomparable} loss cell{'s' * (incomparable > 1)} run with M ≠ {loss_negatives} negatives, "
+            "not compared" if incomparable else "")
     note += (f"; {SETTLED_LATER_MARK} trained longer, until it converged: "
              + ", ".join(f"{tables.COLUMN_TITLES[c]} / {p}" for c, p in sorted(later)) if later else "")
     ours = "; ".join(our_parts) + (extra(found) if extra else "") + f" ({tally.cells}{note})"

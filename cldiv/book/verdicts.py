@@ -142,8 +142,14 @@ class Tally:
     """A claim's published cells: how many were run, converged, agree; and the ones that disagree."""
 
     def __init__(self) -> None:
-        self.n_cells = self.n_run = self.n_unconverged = self.n_agree = 0
+        self.n_cells = self.n_run = self.n_unconverged = self.n_agree = self.n_uncompared = 0
         self.disagreements: list[str] = []
+
+    def add_uncompared(self) -> None:
+        """A published cell that was run, but not so that it can be compared (a loss at other
+        negatives than the published one's): it keeps the claim from "reproduced", and is not "not run"."""
+        self.n_cells += 1
+        self.n_uncompared += 1
 
     def add(self, ours: list[float], published: tuple[float, float] | None, metric: str, *,
             label: str = "", converged: bool = True) -> None:
@@ -175,7 +181,7 @@ class Tally:
         compared = self.n_run - self.n_unconverged
         return (f"{self.n_agree}/{compared} cells agree"
                 + (f", {self.n_unconverged} not converged" if self.n_unconverged else "")
-                + (f", {self.n_cells - self.n_run} not run" if self.n_run < self.n_cells else ""))
+                + (f", {not_run} not run" if (not_run := self.n_cells - self.n_run - self.n_uncompared) else ""))
 
 
 # ----------------------------------------------------------------------------- which runs count
