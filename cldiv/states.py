@@ -14,6 +14,10 @@ is written atomically. A run of n continues from the state with the most steps k
 A run in progress also keeps an interim state every ``CHECKPOINT_SECONDS`` (``Checkpoints``): the state after k
 steps is the final state of the run of k, so a run cut off (a session's end) is continued by the next run of
 its config from there. Interim states are removed once a run that passed them has finished.
+
+A state names the machines that ran its steps (``machines``: device model and torch threads, in order), and a
+continued run's ``timing.continued_from`` repeats them: a run whose steps ran on more than one kind of machine
+is a valid run of its config, but not bitwise what one uninterrupted run on either gives.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from typing import Any
 
 import torch
 
+from cldiv.book.store import cpu_name
 from cldiv.config import Config, config_hash
 
 STATES_VARIABLE = "CLDIV_STATES"
@@ -70,6 +75,28 @@ def save_state(config: Config, length: str, state: dict[str, Any], *, interim: b
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def machine(device: str | torch.device) -> str:
+    """What a bitwise continuation depends on: the model of ``device`` (CPU or GPU) and the torch threads."""
+    name = torch.cuda.get_device_name(device) if str(device).startswith("cuda") else cpu_name()
+    return f"{name}, {torch.get_num_threads()} threads"
+
+
+def machines_so_far(saved: dict[str, Any] | None, device: str | torch.device) -> list[str]:
+    """The machines of a run that continues ``saved`` (None: starts afresh) on ``device``, in order."""
+    earlier = list(saved.get("machines", [])) if saved else []
+    here = machine(device)
+    return earlier if earlier and earlier[-1] == here else [*earlier, here]
+
+
+def continued_from(saved: dict[str, Any], length: str) -> dict[str, Any]:
+    """``timing.continued_from`` of a run that continued ``saved``: the shorter run's ``length``, its
+    training seconds and, where the state records them, the machines that ran it."""
+    out = {length: saved["config"][length], "train_seconds": round(saved["train_seconds"], 3)}
+    if "machines" in saved:
+        out["machines"] = list(saved["machines"])
+    return out
 
 
 def latest_state(config: Config, length: str, every: int = 1) -> dict[str, Any] | None:

@@ -8,7 +8,7 @@ from cldiv.config import with_overrides
 from cldiv.synthetic.config import SyntheticConfig
 from cldiv.images.simclr import run_simclr, simclr_configs
 import cldiv.synthetic.train as synthetic_train
-from cldiv.states import STATES_VARIABLE, latest_state, lineage
+from cldiv.states import STATES_VARIABLE, latest_state, lineage, machine
 from cldiv.synthetic.train import run_synthetic, train
 
 SMOKE = dict(batch_size=32, n_negatives=32, eval_every=4, n_eval=128)
@@ -59,6 +59,21 @@ def test_a_continued_run_stores_the_wall_time_of_both_parts(tmp_path, monkeypatc
     assert second["timing"]["train_seconds"] > earlier
 
 
+def test_a_continued_run_names_the_machines_that_ran_its_steps(tmp_path, monkeypatch):
+    monkeypatch.setenv(STATES_VARIABLE, str(tmp_path))
+    short = CONFIGS["infonce, mlp"]
+    here = machine("cpu")
+    assert "threads" in here
+    train(short, device="cpu")
+    doubled = with_overrides(short, iterations=2 * short.iterations)
+    assert train(doubled, device="cpu")["timing"]["continued_from"]["machines"] == [here]  # one machine, once
+    monkeypatch.setattr("cldiv.states.machine", lambda device: "another CPU, 1 threads")
+    quadrupled = train(with_overrides(short, iterations=4 * short.iterations), device="cpu")
+    assert quadrupled["timing"]["continued_from"]["machines"] == [here]
+    assert latest_state(with_overrides(short, iterations=8 * short.iterations), "iterations",
+                        short.eval_every)["machines"] == [here, "another CPU, 1 threads"]
+
+
 def test_a_doubled_simclr_run_continued_from_the_shorter_one_is_the_uninterrupted_run(tmp_path, monkeypatch):
     """The MLP encoder has dropout, so the global random stream is part of the state too."""
     short = simclr_configs("smoke", encoders=["mlp"], regimes=["all"], epochs=1, probe_epochs=2)[0]
@@ -67,7 +82,8 @@ def test_a_doubled_simclr_run_continued_from_the_shorter_one_is_the_uninterrupte
     monkeypatch.setenv(STATES_VARIABLE, str(tmp_path))
     run_simclr(short)
     continued, _ = run_simclr(long)
-    assert continued["timing"]["continued_from"]["epochs"] == 1
+    assert continued["timing"]["continued_from"] == {"epochs": 1, "machines": [machine("cpu")],
+                                                    "train_seconds": continued["timing"]["continued_from"]["train_seconds"]}
     for record in (continued, uninterrupted):
         record["metrics"].pop("train_images_per_s")
     assert continued["metrics"] == uninterrupted["metrics"] and continued["curve"] == uninterrupted["curve"]

@@ -38,7 +38,7 @@ from cldiv.config import added_field, check_choice, check_positive, check_range
 from cldiv.images.encoders import STEMS, make_image_encoder, parameter_count
 from cldiv.images.data import load_images
 from cldiv.images.probe import latent_r2, linear_probe
-from cldiv.states import Checkpoints, latest_state, save_state
+from cldiv.states import Checkpoints, continued_from, latest_state, machines_so_far, save_state
 
 __all__ = ["BUDGET_CHOICES", "SimCLRConfig", "budget_choice_configs", "build_encoder", "nt_xent", "run_simclr", "simclr_configs", "train_simclr"]
 
@@ -238,12 +238,13 @@ def train_simclr(config: SimCLRConfig, train, device: str | torch.device, *, pro
         rng.set_state(saved["data"])
         torch.set_rng_state(saved["global"])
         losses, first, earlier_seconds = saved["losses"], saved["config"]["epochs"], saved["train_seconds"]
-        timing["continued_from"] = {"epochs": first, "train_seconds": round(earlier_seconds, 3)}
+        timing["continued_from"] = continued_from(saved, "epochs")
+    machines = machines_so_far(saved, device)
     start = time.perf_counter()
 
     def state() -> dict[str, Any]:
         return {"model": encoder.state_dict(), "optimizer": optimiser.state_dict(), "data": rng.get_state(),
-                "global": torch.get_rng_state(), "losses": losses,
+                "global": torch.get_rng_state(), "losses": losses, "machines": machines,
                 "train_seconds": earlier_seconds + time.perf_counter() - start}
 
     checkpoints = Checkpoints(config, "epochs")

@@ -32,7 +32,7 @@ from cldiv.encoders import Recovery, make_encoder
 from cldiv.generators import make_generator
 from cldiv.losses import info_nce, support_corrected_info_nce
 from cldiv.metrics import affine_r2, angle_preservation_error, mean_correlation_coefficient
-from cldiv.states import Checkpoints, latest_state, save_state
+from cldiv.states import Checkpoints, continued_from, latest_state, machines_so_far, save_state
 from cldiv.sphere import grouped_uniform_sphere, restricted_vmf, uniform_on_fibre, uniform_sphere
 
 Tensor = torch.Tensor
@@ -336,12 +336,13 @@ def train(
         stateful["optimizer"].load_state_dict(saved["optimizer"])
         stateful["data"].set_state(saved["data"])
         curve, first, earlier_seconds = saved["curve"], saved["config"]["iterations"], saved["train_seconds"]
-        timing["continued_from"] = {"iterations": first, "train_seconds": round(earlier_seconds, 3)}
+        timing["continued_from"] = continued_from(saved, "iterations")
+    machines = machines_so_far(saved, device)
     start = time.perf_counter()
 
     def state() -> dict[str, Any]:
         return {"model": model.state_dict(), "optimizer": stateful["optimizer"].state_dict(),
-                "data": stateful["data"].get_state(), "curve": curve,
+                "data": stateful["data"].get_state(), "curve": curve, "machines": machines,
                 "train_seconds": earlier_seconds + time.perf_counter() - start}
 
     checkpoints = Checkpoints(config, "iterations", config.eval_every)
