@@ -337,6 +337,7 @@ def test_figure3_compares_cifar10_runs_with_the_published_accuracy(tmp_path):
     write_run(tmp_path, moving, settled=False, probe_best=FIGURE3["vit", "crop"][0] / 100)
     figure3 = row(sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path), "Figure 3")
     assert figure3.verdict == "partly" and "8/8 cells agree, 1 not converged" in figure3.ours
+    assert "where training stopped" not in figure3.ours  # no longer run stored: nothing to add
 
 
 def test_figure3_takes_a_cell_that_moved_when_doubled_at_the_epochs_a_further_doubling_kept(tmp_path):
@@ -348,6 +349,7 @@ def test_figure3_takes_a_cell_that_moved_when_doubled_at_the_epochs_a_further_do
     write_run(tmp_path, replace(moving, epochs=400), probe_best=0.50)   # 42.3 -> 50.0: moved, or may have
     figure3 = row(sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path), "Figure 3")
     assert "mlp 42.3†/" in figure3.ours and "1 not converged" in figure3.ours
+    assert "(where training stopped: mlp / all 50.0 at 400 epochs)" in figure3.ours
     write_run(tmp_path, replace(moving, epochs=800), probe_best=0.50)   # doubling again kept it
     figure3 = row(sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path), "Figure 3")
     assert "mlp 50.0‡/" in figure3.ours and "trained longer, until it converged: 1 of 9 cells" in figure3.ours

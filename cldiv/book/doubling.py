@@ -80,6 +80,15 @@ class Doubling:
         return shorter if len(stored) == len(configs) and self.change(shorter, stored) == "no" else None
 
 
+    def longest_runs(self, runs: list[dict], store) -> list[dict]:
+        """The runs of a cell at the longest length along its ``steps`` stored for every seed: where
+        training stopped for a cell that has not settled; ``runs`` if no step is stored in full."""
+        for _, configs, stored in reversed(self.steps(runs, store)):
+            if len(stored) == len(configs):
+                return stored
+        return list(runs)
+
+
 def add_step(chains: dict[str, list[tuple[int, float]]], label: str, change: str,
              before: tuple[int, float], after: tuple[int, float]) -> None:
     """Add a complete doubling step of cell ``label``, (length, mean) ``before`` and ``after``, to its

@@ -325,7 +325,8 @@ def assess_figure3(store: ResultStore) -> Assessment:
     more (a difference using a cell with a run not converged: *not converged*), beside whether
     training beat the probe at initialisation. Each cell is taken at the shortest stored length at
     which it has converged (``cldiv.images.claims.DOUBLING.settled_runs``), marked ‡ if that is
-    longer than the budget's; one that has not converged at any is marked †.
+    longer than the budget's; one that has not converged at any is marked †, and its mean where training
+    stopped (``DOUBLING.longest_runs``) is named beside the count.
     """
     from cldiv.images.claims import DOUBLING, claim_verdict, figure3_claims, learning_gain
     from cldiv.images import HEADLINE_DATASET
@@ -342,6 +343,7 @@ def assess_figure3(store: ResultStore) -> Assessment:
             break
     else:
         return Assessment("not yet run", paper=paper)
+    stopped = {cell: DOUBLING.longest_runs(runs, store) for cell, (_, runs) in found.items()}
     found, later = settle(found, store, DOUBLING.settled_runs)
     tally, parts, accuracy, learned, unconverged = Tally(), [], {}, [], []
     for encoder in encoders:
@@ -374,7 +376,11 @@ def assess_figure3(store: ResultStore) -> Assessment:
     if later:
         parts.append(f"{SETTLED_LATER_MARK} trained longer, until it converged: {len(later)} of {len(found)} cells")
     if unconverged:
-        parts.append(f"{NOT_CONVERGED_MARK} not converged: {len(unconverged)} of {len(found)} cells")
+        where = [f"{e} / {r} {statistics.fmean(100 * v for v in metric_values(stopped[e, r], 'probe_best')):.1f} "
+                 f"at {stopped[e, r][0]['config']['epochs']} epochs"
+                 for e, r in unconverged if stopped[e, r][0]['config']['epochs'] > found[e, r][1][0]['config']['epochs']]
+        parts.append(f"{NOT_CONVERGED_MARK} not converged: {len(unconverged)} of {len(found)} cells"
+                     + (f" (where training stopped: {', '.join(where)})" if where else ""))
     if dataset == "cifar10":
         return Assessment(tally.verdict, budget, paper, "; ".join(parts) + f" ({tally.cells})", shape=shape,
                           disagreements=tuple(tally.disagreements))
