@@ -79,7 +79,6 @@ class Doubling:
         shorter, configs, stored = self.steps(runs, store)[-1]
         return shorter if len(stored) == len(configs) and self.change(shorter, stored) == "no" else None
 
-
     def longest_runs(self, runs: list[dict], store) -> list[dict]:
         """The runs of a cell at the longest length along its ``steps`` stored for every seed: where
         training stopped for a cell that has not settled; ``runs`` if no step is stored in full."""

@@ -343,7 +343,6 @@ def assess_figure3(store: ResultStore) -> Assessment:
             break
     else:
         return Assessment("not yet run", paper=paper)
-    stopped = {cell: DOUBLING.longest_runs(runs, store) for cell, (_, runs) in found.items()}
     found, later = settle(found, store, DOUBLING.settled_runs)
     tally, parts, accuracy, learned, unconverged = Tally(), [], {}, [], []
     for encoder in encoders:
@@ -376,9 +375,10 @@ def assess_figure3(store: ResultStore) -> Assessment:
     if later:
         parts.append(f"{SETTLED_LATER_MARK} trained longer, until it converged: {len(later)} of {len(found)} cells")
     if unconverged:
-        where = [f"{e} / {r} {statistics.fmean(100 * v for v in metric_values(stopped[e, r], 'probe_best')):.1f} "
-                 f"at {stopped[e, r][0]['config']['epochs']} epochs"
-                 for e, r in unconverged if stopped[e, r][0]['config']['epochs'] > found[e, r][1][0]['config']['epochs']]
+        stopped = {cell: DOUBLING.longest_runs(found[cell][1], store) for cell in unconverged}  # unsettled: found keeps its own runs
+        where = [f"{e} / {r} {statistics.fmean(100 * v for v in metric_values(runs, 'probe_best')):.1f} "
+                 f"at {runs[0]['config']['epochs']} epochs" for (e, r), runs in stopped.items()
+                 if runs[0]["config"]["epochs"] > found[e, r][1][0]["config"]["epochs"]]
         parts.append(f"{NOT_CONVERGED_MARK} not converged: {len(unconverged)} of {len(found)} cells"
                      + (f" (where training stopped: {', '.join(where)})" if where else ""))
     if dataset == "cifar10":
