@@ -375,7 +375,8 @@ def assess_figure3(store: ResultStore) -> Assessment:
     if later:
         parts.append(f"{SETTLED_LATER_MARK} trained longer, until it converged: {len(later)} of {len(found)} cells")
     if unconverged:
-        stopped = {cell: DOUBLING.longest_runs(found[cell][1], store) for cell in unconverged}  # unsettled: found keeps its own runs
+        # an unsettled cell keeps its own runs in found
+        stopped = {cell: DOUBLING.longest_runs(found[cell][1], store) for cell in unconverged}
         where = [f"{e} / {r} {statistics.fmean(100 * v for v in metric_values(runs, 'probe_best')):.1f} "
                  f"at {runs[0]['config']['epochs']} epochs" for (e, r), runs in stopped.items()
                  if runs[0]["config"]["epochs"] > found[e, r][1][0]["config"]["epochs"]]
