@@ -185,7 +185,7 @@ def test_the_group_size_comparison_says_whether_sharing_changes_the_runs_and_whe
 
 
 def test_the_loss_findings_say_at_which_number_of_negatives_the_published_losses_agree():
-    from cldiv.synthetic.findings import loss_negatives_findings
+    from cldiv.synthetic.findings import holds_losses_measured_at_4000, loss_negatives_findings
 
     def records(column, m2000, m4000):
         return [{"config": asdict(cell_config(column, "identity", seed, "smoke")),
@@ -207,3 +207,7 @@ def test_the_loss_findings_say_at_which_number_of_negatives_the_published_losses
     assert "at neither: identity" in loss_negatives_findings(records("holds", 1.0, 2.0), ["identity"])
     violated_only = loss_negatives_findings(records("violated", 5.709, 6.3), ["identity"])
     assert violated_only.startswith("*violated*") and "*holds*" not in violated_only
+    # the errata chapter's guard on its typed item 9: true, false, and no holds cells to tell
+    assert holds_losses_measured_at_4000(at_4000, ["identity"]) is True
+    assert holds_losses_measured_at_4000(at_2000, ["identity"]) is False
+    assert holds_losses_measured_at_4000(records("violated", 5.709, 6.3), ["identity"]) is None

@@ -438,26 +438,48 @@ def shortcut_findings(rows: Iterable[tuple]) -> str:
     return text
 
 
-def loss_negatives_findings(records: Iterable[dict], processes: Iterable[str]) -> str:
-    """Which number of negatives the published final losses match (errata item 9), in words: per
-    column (*holds*, *violated*), how many processes' published loss agree with ours at M = 2000 and
-    at M = 4000 by the scorecard's rule (``cell_agrees``), the mean gap between the published loss
-    and ours at M = 2000, the cells that agree at neither M, with their numbers, and whether the
-    *holds* column was measured at M = 4000 (every process agrees there and none at M = 2000)."""
+def _loss_agreement(records: Iterable[dict], processes: Iterable[str]) -> dict[str, tuple]:
+    """Per column (*holds*, *violated*) with published losses and both of ours: (cells, agree, values),
+    where cells = [(process, published loss)], agree = {metric: processes whose published loss agrees
+    with ours at that M by ``cell_agrees``} for metric "loss_m2000" and "loss_m4000", and values =
+    {(column, process, metric): our losses}."""
     values: dict[tuple[str, str, str], list[float]] = {}
     for record in records:
         column, process = column_of(record["config"]), record["config"]["process"]
         for metric in ("loss_m2000", "loss_m4000"):
             if metric in record["metrics"]:
                 values.setdefault((column, process, metric), []).append(record["metrics"][metric])
-    sentences, holds_at_4000 = [], None
+    processes = list(processes)
+    columns = {}
     for column in ("holds", "violated"):
         cells = [(p, published("final_loss", column, p)) for p in processes
                  if published("final_loss", column, p) and {(column, p, "loss_m2000"), (column, p, "loss_m4000")} <= values.keys()]
-        if not cells:
-            continue
-        agree = {m: [p for p, pub in cells if cell_agrees(values[column, p, m], pub, "final_loss")]
-                 for m in ("loss_m2000", "loss_m4000")}
+        if cells:
+            agree = {m: [p for p, pub in cells if cell_agrees(values[column, p, m], pub, "final_loss")]
+                     for m in ("loss_m2000", "loss_m4000")}
+            columns[column] = (cells, agree, values)
+    return columns
+
+
+def holds_losses_measured_at_4000(records: Iterable[dict], processes: Iterable[str]) -> bool | None:
+    """Whether the published *holds* losses were measured with 4000 negatives (errata item 9): every
+    process's published loss agrees with ours at M = 4000 and none at M = 2000; None without such cells."""
+    holds = _loss_agreement(records, processes).get("holds")
+    if holds is None:
+        return None
+    cells, agree, _ = holds
+    return len(agree["loss_m4000"]) == len(cells) and not agree["loss_m2000"]
+
+
+def loss_negatives_findings(records: Iterable[dict], processes: Iterable[str]) -> str:
+    """Which number of negatives the published final losses match (errata item 9), in words: per
+    column (*holds*, *violated*), how many processes' published loss agree with ours at M = 2000 and
+    at M = 4000 by the scorecard's rule (``cell_agrees``), the mean gap between the published loss
+    and ours at M = 2000, the cells that agree at neither M, with their numbers, and whether the
+    *holds* column was measured at M = 4000 (``holds_losses_measured_at_4000``)."""
+    records, processes = list(records), list(processes)
+    sentences = []
+    for column, (cells, agree, values) in _loss_agreement(records, processes).items():
         gap = statistics.fmean(pub[0] - statistics.fmean(values[column, p, "loss_m2000"]) for p, pub in cells)
         neither = [f"{p} (M = 2000: {statistics.fmean(values[column, p, 'loss_m2000']):.3f}, M = 4000: "
                    f"{statistics.fmean(values[column, p, 'loss_m4000']):.3f}, published {fmt(pub, 3)})"
@@ -466,8 +488,7 @@ def loss_negatives_findings(records: Iterable[dict], processes: Iterable[str]) -
             f"*{column}*: the published loss agrees with ours at M = 2000 for {len(agree['loss_m2000'])} of "
             f"{len(cells)} processes and at M = 4000 for {len(agree['loss_m4000'])}; it is {gap:+.3f} from ours at "
             f"M = 2000 on average" + (f"; at neither: {', '.join(neither)}" if neither else "") + ".")
-        if column == "holds":
-            holds_at_4000 = len(agree["loss_m4000"]) == len(cells) and not agree["loss_m2000"]
+    holds_at_4000 = holds_losses_measured_at_4000(records, processes)
     if holds_at_4000 is not None:
         sentences.append("So the published *holds* column was run with 4000 negatives, not the stated 2000." if holds_at_4000
                          else "So the number of negatives alone does not tell how the published *holds* losses were measured.")
