@@ -28,6 +28,17 @@ def test_golden_notebook_code_equals_its_markdown_source(golden):
     assert code_cells(nbformat.read(golden, as_version=4)) == code_cells(source)
 
 
+@pytest.mark.parametrize("name", chapters.chapter_names())
+def test_every_chapter_source_survives_a_jupytext_round_trip(name):
+    # as `jupytext --test --to ipynb`: the MyST source, read and written again, is the same text
+    # (but for the version lines jupytext adds to the header)
+    text = chapters.chapter_source(name).read_text()
+    again = jupytext.writes(jupytext.reads(text, fmt="md:myst"), fmt="md:myst")
+    versions = ("format_version:", "jupytext_version:")
+    lines = lambda t: [line for line in t.splitlines() if not line.strip().startswith(versions)]
+    assert lines(again) == lines(text)
+
+
 @pytest.mark.parametrize("golden", GOLDEN, ids=lambda p: p.stem)
 def test_golden_notebook_was_run_with_its_golden_parameters(golden):
     nb = nbformat.read(golden, as_version=4)
