@@ -464,10 +464,14 @@ def _loss_agreement(records: Iterable[dict], processes: Iterable[str]) -> dict[s
 def holds_losses_measured_at_4000(records: Iterable[dict], processes: Iterable[str]) -> bool | None:
     """Whether the published *holds* losses were measured with 4000 negatives (errata item 9): every
     process's published loss agrees with ours at M = 4000 and none at M = 2000; None without such cells."""
-    holds = _loss_agreement(records, processes).get("holds")
-    if holds is None:
+    return _holds_at_4000(_loss_agreement(records, processes))
+
+
+def _holds_at_4000(columns: dict[str, tuple]) -> bool | None:
+    """``holds_losses_measured_at_4000`` from ``_loss_agreement``'s result."""
+    if "holds" not in columns:
         return None
-    cells, agree, _ = holds
+    cells, agree, _ = columns["holds"]
     return len(agree["loss_m4000"]) == len(cells) and not agree["loss_m2000"]
 
 
@@ -477,9 +481,9 @@ def loss_negatives_findings(records: Iterable[dict], processes: Iterable[str]) -
     at M = 4000 by the scorecard's rule (``cell_agrees``), the mean gap between the published loss
     and ours at M = 2000, the cells that agree at neither M, with their numbers, and whether the
     *holds* column was measured at M = 4000 (``holds_losses_measured_at_4000``)."""
-    records, processes = list(records), list(processes)
+    columns = _loss_agreement(records, processes)
     sentences = []
-    for column, (cells, agree, values) in _loss_agreement(records, processes).items():
+    for column, (cells, agree, values) in columns.items():
         gap = statistics.fmean(pub[0] - statistics.fmean(values[column, p, "loss_m2000"]) for p, pub in cells)
         neither = [f"{p} (M = 2000: {statistics.fmean(values[column, p, 'loss_m2000']):.3f}, M = 4000: "
                    f"{statistics.fmean(values[column, p, 'loss_m4000']):.3f}, published {fmt(pub, 3)})"
@@ -488,7 +492,7 @@ def loss_negatives_findings(records: Iterable[dict], processes: Iterable[str]) -
             f"*{column}*: the published loss agrees with ours at M = 2000 for {len(agree['loss_m2000'])} of "
             f"{len(cells)} processes and at M = 4000 for {len(agree['loss_m4000'])}; it is {gap:+.3f} from ours at "
             f"M = 2000 on average" + (f"; at neither: {', '.join(neither)}" if neither else "") + ".")
-    holds_at_4000 = holds_losses_measured_at_4000(records, processes)
+    holds_at_4000 = _holds_at_4000(columns)
     if holds_at_4000 is not None:
         sentences.append("So the published *holds* column was run with 4000 negatives, not the stated 2000." if holds_at_4000
                          else "So the number of negatives alone does not tell how the published *holds* losses were measured.")
