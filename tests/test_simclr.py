@@ -174,8 +174,10 @@ def test_budget_choice_runs_undo_one_choice_each_and_skip_choices_the_budget_doe
         e: (e, "all", 0, "shapes_fixed_background") for e in ("resnet18", "vit", "mlp")}
     changed = [{f for f in SimCLRConfig.__dataclass_fields__ if getattr(c, f) != getattr(bases[e], f)}
                for e, label, c in rows if label != "the budget"]
-    assert changed == [{"dataset"}, {"dataset"}, {"resnet_stem"}, {"lr"}, {"epochs"}, {"lr"}, {"epochs"},
-                       {"lr"}, {"views"}, {"epochs"}]
+    assert changed == [{"dataset"}, {"dataset"}, {"resnet_stem"}, {"lr"}, {"epochs"}, {"lr"}, {"width", "depth"},
+                       {"epochs"}, {"lr"}, {"views"}, {"epochs"}]
+    larger = next(c for e, label, c in rows if label.startswith("twice the width"))
+    assert (larger.width, larger.depth) == (2 * bases["vit"].width, 2 * bases["vit"].depth)
     assert {c.epochs for e, label, c in rows if label.startswith("half")} == {bases["mlp"].epochs // 2}
     # the smoke budget keeps the ImageNet stem and the paper's learning rate: no stem row, no ResNet lr row
     smoke = [(e, label) for e, label, _ in budget_choice_configs("smoke") if label != "the budget"]

@@ -139,6 +139,8 @@ BUDGET_CHOICES = (
     ("resnet18", "the ImageNet stem of the authors' ResNet-18", {"resnet_stem": "imagenet"}),
     ("resnet18", "the paper's learning rate, 3e-4", {"lr": 3e-4}),
     ("vit", "the ResNet's learning rate, 2e-3", {"lr": 2e-3}),
+    ("vit", "twice the width and the layers (towards the paper's 384 x 6)",
+     lambda base: {"width": 2 * base.width, "depth": 2 * base.depth}),
     ("mlp", "the ResNet's learning rate, 2e-3", {"lr": 2e-3}),
     ("mlp", "both views augmented (standard SimCLR)", {"views": "two_augmented"}),
     *((e, "half the epochs (an earlier cpu budget)", lambda base: {"epochs": base.epochs // 2})
