@@ -57,7 +57,7 @@ def test_the_size_finding_says_from_which_size_on_an_encoder_learns():
 
     small, large = ("64 x 2", 1000, run(0.34, 0.38)), ("128 x 4", 8000, run(0.52, 0.38, 0.1))
     text = size_finding("ViT", [small, large])
-    assert "-4.0 points, hue R² 0.90" in text and "+14.0 points, hue R² 0.10" in text
+    assert "at 64 x 2 (1,000 parameters) by -4.0 points (hue R² 0.90)" in text and "+14.0 points (hue R² 0.10)" in text
     assert "learns from 128 x 4 on" in text and "too small" in text
     # 9.9 points is not learning: size does not explain the failure
     assert "size does not explain" in size_finding("ViT", [small, ("128 x 4", 8000, run(0.479, 0.38))])

@@ -157,12 +157,12 @@ def size_finding(label: str, runs: Sequence[tuple[str, int, dict]]) -> str:
     probe at initialisation (``learning_gain`` with one seed). Each run's hue R^2 is named where
     its metrics have one (the colour shortcut of the generated sets)."""
     def hue(metrics):
-        return f", hue R² {metrics['latent_r2']['hue']:.2f}" if "hue" in metrics.get("latent_r2", {}) else ""
+        return f" (hue R² {metrics['latent_r2']['hue']:.2f})" if "hue" in metrics.get("latent_r2", {}) else ""
 
     learns = [learning_gain([100 * m["probe_best"]], [100 * m["init_probe_best"]])[2] for _, _, m in runs]
-    parts = [f"at {size} ({n:,} parameters) SimCLR changes the probe by "
-             f"{100 * (m['probe_best'] - m['init_probe_best']):+.1f} points{hue(m)}" for size, n, m in runs]
-    text = f"One seed each, {label} under *All*: " + "; ".join(parts) + ". "
+    parts = [f"at {size} ({n:,} parameters) by {100 * (m['probe_best'] - m['init_probe_best']):+.1f} points{hue(m)}"
+             for size, n, m in runs]
+    text = f"One seed each, {label} under *All*: SimCLR changes the probe " + "; ".join(parts) + ". "
     if not any(learns):
         return text + (f"None learns (a gain of {LEARNING_MARGIN:.0f} points or more): up to "
                        f"{runs[-1][1]:,} parameters, size does not explain why the {label} learns nothing here.")
