@@ -152,8 +152,8 @@ def learning_gain(trained: Sequence[float], at_init: Sequence[float]) -> tuple[f
 
 def size_finding(label: str, runs: Sequence[tuple[str, int, dict]]) -> str:
     """What one run per encoder size says about whether size explains a failure to learn, in words:
-    ``runs`` = (size, parameters, metrics) of one encoder (``label``), smallest first, each a single
-    seed of the same cell; a run learns when SimCLR adds at least LEARNING_MARGIN points to the
+    ``runs`` = (size, parameters, metrics) of one encoder's (``label``) *All* cell, smallest first,
+    one seed each; a run learns when SimCLR adds at least LEARNING_MARGIN points to the
     probe at initialisation (``learning_gain`` with one seed). Each run's hue R^2 is named where
     its metrics have one (the colour shortcut of the generated sets)."""
     def hue(metrics):
