@@ -199,3 +199,33 @@ def test_a_cell_whose_accuracy_rises_at_every_doubling_is_named_as_still_driftin
     table = longer_markdown(records, store, {"mlp": "MLP", "all": "All"}, "--budget cpu")
     assert table.endswith("their numbers are where training stopped): MLP / All (accuracy 40.5 at 20 epochs -> 60.5 "
                           "at 80 epochs, up at each of 2 doublings).")
+
+
+def test_differences_at_equal_length_put_every_cell_at_the_longest_epochs_all_of_them_have_stored(tmp_path):
+    from dataclasses import replace
+
+    from cldiv.book.store import ResultStore
+    from cldiv.images.claims import equal_length_contrasts, equal_length_markdown, unsettled_cells
+
+    def crop_run(seed, accuracy, epochs):
+        config, record = mlp_run(seed, accuracy, epochs)
+        config = replace(config, regime="crop")
+        return config, {**record, "config": {**record["config"], "regime": "crop"}}
+
+    records = {("mlp", "all", s): mlp_run(s, a, 20)[1] for s, a in ((0, 0.40), (1, 0.41))}
+    records |= {("mlp", "crop", s): crop_run(s, a, 20)[1] for s, a in ((0, 0.38), (1, 0.40))}
+    store = ResultStore(tmp_path)
+    for epochs, accuracies in ((40, (0.50, 0.52)), (80, (0.60, 0.61))):   # All: +10 points at each doubling
+        for seed, accuracy in enumerate(accuracies):
+            store.save(*mlp_run(seed, accuracy, epochs), wall_time_s=1.0, device="cpu")
+    for seed, accuracy in enumerate((0.39, 0.40)):   # Crop only kept its accuracy at 40 epochs: settled
+        store.save(*crop_run(seed, accuracy, 40), wall_time_s=1.0, device="cpu")
+    unconverged = unsettled_cells(records, store)
+    assert unconverged == [("mlp", "all")]
+    assert figure3_claims({("mlp", "all"): [40.0, 41.0], ("mlp", "crop"): [38.0, 40.0]}, ["mlp"], ["all", "crop"],
+                          unconverged=unconverged)["All is best"][0].value == pytest.approx(1.5)
+    [(epochs, at_40)] = equal_length_contrasts(records, store, ["mlp"], ["all", "crop"], {}, unconverged)
+    # 40 epochs, the longest both cells have for every seed: (50 + 52)/2 - (39 + 40)/2
+    assert epochs == 40 and at_40.value == pytest.approx(11.5) and at_40.verdict == "not converged"
+    assert "| All is best | mlp: all − crop | 40 | +11.5 |" in equal_length_markdown([(epochs, at_40)])
+    assert equal_length_contrasts(records, store, ["mlp"], ["all", "crop"], {}, []) == []

@@ -79,13 +79,18 @@ class Doubling:
         shorter, configs, stored = self.steps(runs, store)[-1]
         return shorter if len(stored) == len(configs) and self.change(shorter, stored) == "no" else None
 
+    def lengths(self, runs: list[dict], store) -> list[list[dict]]:
+        """The runs of a cell at each length stored for every seed, shortest first: ``runs``, then
+        their runs at LONGER times the length, and so on while ``store`` holds all of them."""
+        chain = [list(runs)]
+        while chain[-1] and None not in (longer := self.stored_longer(chain[-1], store)):
+            chain.append(longer)
+        return chain
+
     def longest_runs(self, runs: list[dict], store) -> list[dict]:
-        """The runs of a cell at the longest length along its ``steps`` stored for every seed: where
-        training stopped for a cell that has not settled; ``runs`` if no step is stored in full."""
-        for _, configs, stored in reversed(self.steps(runs, store)):
-            if len(stored) == len(configs):
-                return stored
-        return list(runs)
+        """The runs of a cell at the longest of its ``lengths``: where training stopped for a cell
+        that has not settled."""
+        return self.lengths(runs, store)[-1]
 
 
 def add_step(chains: dict[str, list[tuple[int, float]]], label: str, change: str,

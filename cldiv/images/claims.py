@@ -40,7 +40,8 @@ from cldiv.book.doubling import LONGER, Doubling, add_step, drift_sentence
 from cldiv.synthetic.convergence import LAST_SHARE, loss_trend
 
 __all__ = ["CLAIM_NAMES", "Contrast", "LEARNING_MARGIN", "SIGNIFICANCE", "claim_verdict", "contrast",
-           "cell_settled", "claim_contrasts", "contrasts_markdown", "converged_per_cell", "figure3_claims",
+           "cell_settled", "claim_contrasts", "contrasts_markdown", "converged_per_cell", "equal_length_contrasts",
+           "equal_length_markdown", "figure3_claims",
            "gains_markdown", "learning_gain", "longer_markdown", "loss_settled", "per_cell", "published_differences",
            "runs_per_cell", "settled_cells", "size_finding", "training_converged", "unsettled_cells"]
 
@@ -314,3 +315,32 @@ def settled_cells(records: Mapping[tuple[str, str, int], dict], store) -> dict[t
         for record in DOUBLING.settled_runs(runs, store) or runs:
             out[(*cell, record["config"]["seed"])] = record
     return out
+
+
+def equal_length_contrasts(records: Mapping[tuple[str, str, int], dict], store, encoders: Sequence[str],
+                           regimes: Sequence[str], labels: Mapping[str, str] | None = None,
+                           unconverged: Collection[tuple[str, str]] = ()) -> list[tuple[int, Contrast]]:
+    """The contrasts of ``claim_contrasts`` that use a cell of ``unconverged``, each evaluated with all
+    its cells at one length: the longest number of epochs that every one of them has stored for every
+    seed (``DOUBLING.lengths`` of ``records``, (encoder, regime, seed) -> record, in ``store``). Pairs
+    (epochs, contrast), verdict kept *not converged*: where training stopped at an equal budget, not a
+    verdict on the claim."""
+    at_length = {cell: {runs[0]["config"]["epochs"]: [100 * r["metrics"]["probe_best"] for r in runs]
+                        for runs in DOUBLING.lengths(cell_runs, store)}
+                 for cell, cell_runs in runs_per_cell(records).items()}
+    out = []
+    for claim, items in claim_contrasts(encoders, regimes, labels).items():
+        for label, weights in items:
+            if any(cell in unconverged for _, cell in weights):
+                epochs = max(set.intersection(*(set(at_length[cell]) for _, cell in weights)))
+                tested = contrast(claim, label, [(w, at_length[cell][epochs]) for w, cell in weights])
+                out.append((epochs, replace(tested, verdict="not converged")))
+    return out
+
+
+def equal_length_markdown(contrasts: Sequence[tuple[int, Contrast]]) -> str:
+    """One row per (epochs, contrast) of ``equal_length_contrasts``: the epochs of every cell, the
+    difference and its standard error (a markdown table)."""
+    rows = ["| claim | contrast | epochs (every cell) | difference (points) | se |", "|---|---|---|---|---|"]
+    rows += [f"| {c.claim} | {c.label} | {epochs} | {c.value:+.1f} | {c.se:.1f} |" for epochs, c in contrasts]
+    return "\n".join(rows)
