@@ -85,7 +85,7 @@ def test_the_longer_runs_of_a_group_are_its_configs_at_twice_the_iterations_and_
     from cldiv.book.store import ResultStore
     from cldiv.config import with_overrides
     from cldiv.synthetic.config import SyntheticConfig
-    from cldiv.synthetic.convergence import LONGER, longer_runs, r2_converged
+    from cldiv.synthetic.convergence import LONGER, doubling_steps, r2_converged
 
     def run(seed, r2, iterations=1000):
         config = SyntheticConfig(process="monomial", latent_dim=10, d_fixed=8, seed=seed, iterations=iterations)
@@ -94,13 +94,12 @@ def test_the_longer_runs_of_a_group_are_its_configs_at_twice_the_iterations_and_
     moving = [run(0, [0.1] * 20), run(1, [0.1] * 14 + [0.1, 0.09, 0.08, 0.07, 0.06, 0.04])]
     settled = [run(0, [0.9] * 20)]
     store = ResultStore(tmp_path)
-    longer = longer_runs({"moving": [r for _, r in moving], "settled": [r for _, r in settled]}, store)
-    assert list(longer) == ["moving"] and LONGER == 2
-    runs, configs, stored = longer["moving"]
+    assert doubling_steps([r for _, r in settled], store) == [] and LONGER == 2
+    runs, configs, stored = doubling_steps([r for _, r in moving], store)[0]
     assert configs == [with_overrides(c, iterations=2000) for c, _ in moving] and stored == []
     assert r2_converged(runs) == "0.07 ± 0.03 (1/2 converged)"
     store.save(configs[0], run(0, [0.1] * 20, 2000)[1], wall_time_s=1.0, device="cpu")
-    assert [r["config"]["iterations"] for r in longer_runs({"moving": runs}, store)["moving"][2]] == [2000]
+    assert [r["config"]["iterations"] for r in doubling_steps(runs, store)[0][2]] == [2000]
 
 
 def test_the_longer_runs_table_says_whether_the_longer_runs_moved_the_r2(tmp_path):
@@ -129,7 +128,7 @@ def test_a_cell_has_converged_when_its_doubled_runs_leave_its_mean_and_only_then
 
     from cldiv.book.store import ResultStore
     from cldiv.synthetic.config import SyntheticConfig
-    from cldiv.synthetic.convergence import longer_configs, longer_runs, settled
+    from cldiv.synthetic.convergence import doubling_steps, longer_configs, settled
 
     def runs(curves, iterations, d_fixed):
         out = []
@@ -154,7 +153,7 @@ def test_a_cell_has_converged_when_its_doubled_runs_leave_its_mean_and_only_then
     save(moving, [0.41, 0.37, 0.42])  # the mean keeps its level: the wobble was a wobble
     save(quiet, [0.09, 0.08, 0.11])   # every seed left the plateau later: the flat curves did not show it
     assert [settled(moving, store), settled(quiet, store)] == [True, False]
-    assert set(longer_runs({"moving": moving, "quiet": quiet}, store)) == {"moving", "quiet"}
+    assert doubling_steps(moving, store) and doubling_steps(quiet, store)
 
 
 def test_the_loss_trend_is_falling_rising_or_flat_by_the_same_rule_on_both_sides():
@@ -198,7 +197,7 @@ def test_a_run_with_too_few_losses_to_judge_is_not_counted_as_moving_in_r2_only(
 def test_a_group_that_moved_when_doubled_is_doubled_again_until_a_doubling_keeps_its_mean(tmp_path):
     from cldiv.book.store import ResultStore
     from cldiv.synthetic.config import SyntheticConfig
-    from cldiv.synthetic.convergence import doubling_steps, longer_runs, settled_runs
+    from cldiv.synthetic.convergence import doubling_steps, settled_runs
 
     store = ResultStore(tmp_path)
 
@@ -220,7 +219,7 @@ def test_a_group_that_moved_when_doubled_is_doubled_again_until_a_doubling_keeps
     save(chain[2])
     shown = lambda group: [(r["config"]["iterations"], r["metrics"]["r2"]) for r in group]
     assert shown(settled_runs(short, store)) == shown(chain[1])  # 4000 -> 8000 kept the mean: settled at 4000
-    assert len(doubling_steps(short, store)) == 3 and shown(longer_runs({"p": short}, store)["p"][2]) == shown(chain[0])
+    assert len(doubling_steps(short, store)) == 3 and shown(doubling_steps(short, store)[0][2]) == shown(chain[0])
     assert settled_runs(chain[2], store) == chain[2] and doubling_steps(chain[2], store) == []
 
 

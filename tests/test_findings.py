@@ -59,26 +59,34 @@ def test_constraint_ratio_findings_name_the_interior_optimum_and_the_inverse_enc
     assert "best at" not in constraint_ratio_findings(rows, ["identity"], [0.0, 0.5, 1.0], 300, {})
 
 
-def test_spirals_resistance_to_the_violation_is_called_lasting_only_if_the_longer_runs_keep_it():
-    from cldiv.synthetic.config import SyntheticConfig
+def test_spirals_resistance_to_the_violation_is_called_lasting_only_if_the_runs_where_it_settles_keep_it():
     from cldiv.synthetic.findings import constraint_ratio_findings
 
     rows = {("spiral", "mlp"): {0.0: (0.96, 0.01, 3), 1.0: (0.62, 0.01, 3)}}
-    runs = [{"metrics": {"r2": r2}} for r2 in (0.95, 0.96, 0.97)]
-    longer = [SyntheticConfig(process="spiral", iterations=16000, seed=s) for s in range(3)]
     table1 = {"the paper's protocol": 0.33, "the cpu budget": 0.99}
 
-    def text(later):
-        stored = [{"metrics": {"r2": r2}} for r2 in later]
-        return constraint_ratio_findings(rows, ["spiral"], [0.0, 1.0], 8000, table1, (runs, longer, stored))
+    def runs(iterations, r2s):
+        return [{"config": {"iterations": iterations}, "metrics": {"r2": r2}} for r2 in r2s]
 
-    unclear = text([0.62, 0.85, 0.63])
+    first = runs(8000, (0.95, 0.96, 0.97))
+
+    def text(lengths, settled):
+        return constraint_ratio_findings(rows, ["spiral"], [0.0, 1.0], 8000, table1, lengths, settled)
+
+    unclear = text([first, runs(16000, (0.62, 0.85, 0.63))], None)
     assert "Spiral resists the violation under the standard loss ($R^2$ 0.96 at $\\rho = 0$ after 8000 iterations); " \
-           "at 16000 iterations its $R^2$ is 0.70 (0.62, 0.85, 0.63 over the seeds), a fall these seeds cannot confirm" in unclear
+           "trained longer, its mean $R^2$ is 0.96, 0.70 at 8000, 16000 iterations and has not settled" in unclear
+    assert "at the longest stored length it is 0.70 at 16000 iterations (0.62, 0.85, 0.63 over the seeds), " \
+           "a fall these seeds cannot confirm" in unclear
     assert "; ours 0.33 at the paper's protocol; ours 0.99 at the cpu budget)" in unclear
-    assert "(0.62, 0.64, 0.63 over the seeds), so it does not last" in text([0.62, 0.64, 0.63])
-    assert ", and keeps it: at 16000 iterations its $R^2$ is 0.96" in text([0.95, 0.96, 0.97])
-    assert "16000" not in text([0.95])  # longer runs not all stored yet
+    fallen = [first, runs(16000, (0.70, 0.60, 0.80)), runs(32000, (0.45, 0.46, 0.44)), runs(64000, (0.45, 0.45, 0.46))]
+    assert ("0.96, 0.70, 0.45, 0.45 at 8000, 16000, 32000, 64000 iterations and settles (a doubling keeps its mean) "
+            "at 0.45 at 32000 iterations (0.45, 0.46, 0.44 over the seeds), so the resistance does not last"
+            in text(fallen, fallen[2]))
+    kept = [first, runs(16000, (0.95, 0.96, 0.97))]
+    assert "settles (a doubling keeps its mean) at 0.96 at 8000 iterations" in text(kept, first)
+    assert "so the resistance lasts" in text(kept, first)
+    assert "16000" not in text([first], None)  # no longer runs stored for every seed yet
 
 
 def test_rerun_findings_compare_with_the_published_value_and_count_the_mirrored_seeds():

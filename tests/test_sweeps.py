@@ -245,7 +245,7 @@ def drifting_code_law_record(config):
 def test_a_sweep_point_with_an_unconverged_run_gets_the_command_that_trains_it_twice_as_long(tmp_path):
     from cldiv.book.cli import parse_value
     from cldiv.book.store import ResultStore
-    from cldiv.synthetic.convergence import longer_runs
+    from cldiv.synthetic.convergence import doubling_steps
     from cldiv.synthetic.sweeps import longer_table, sweep_points
 
     configs = sweep_configs("progressive_violation", "smoke", processes=["monomial"], d_fixed=[8, 9], seeds=2)
@@ -253,8 +253,7 @@ def test_a_sweep_point_with_an_unconverged_run_gets_the_command_that_trains_it_t
     points = sweep_points("progressive_violation", map(record, configs))
     assert sorted(points) == [("monomial", "code", 9), ("monomial", "paper", 8), ("monomial", "paper", 9)]
     store = ResultStore(tmp_path)
-    longer = longer_runs(points, store)
-    assert list(longer) == [("monomial", "code", 9)]
+    assert [point for point, runs in points.items() if doubling_steps(runs, store)] == [("monomial", "code", 9)]
     table = longer_table("progressive_violation", map(record, configs), "smoke", store).splitlines()
     assert len(table) == 3 and table[2].startswith("| monomial / code, d_fixed = 9 | ")
     command = table[2].split("`")[1].split()
@@ -262,7 +261,7 @@ def test_a_sweep_point_with_an_unconverged_run_gets_the_command_that_trains_it_t
     params = {}  # the command's -p NAME VALUE pairs, read as the CLI reads them
     for i in range(5, len(command), 3):
         params[command[i + 1]] = parse_value(command[i + 2].strip('"'))
-    assert sweep_configs("progressive_violation", "smoke", **params) == longer[("monomial", "code", 9)][1]
+    assert sweep_configs("progressive_violation", "smoke", **params) == doubling_steps(points["monomial", "code", 9], store)[0][1]
 
 
 def test_a_point_is_marked_not_converged_until_its_doubled_runs_are_stored_and_keep_its_mean(tmp_path):

@@ -178,15 +178,8 @@ DOUBLING = Doubling(longer_configs, converged, r2_change)
 settled, doubling_steps, settled_runs = DOUBLING.settled, DOUBLING.steps, DOUBLING.settled_runs
 
 
-def longer_runs(groups: dict, store) -> dict:
-    """For every group of ``groups`` (key -> stored runs) some of whose runs have not converged, or
-    that has not ``settled``: key -> (its runs, the same configs at LONGER times the iterations,
-    those of them in ``store``), the first of its ``doubling_steps``."""
-    return {key: steps[0] for key, runs in groups.items() if (steps := doubling_steps(runs, store))}
-
-
 def longer_markdown(rows: list[tuple[str, tuple, str]], first: str) -> str:
-    """A markdown table of ``longer_runs`` entries, one row per (label, entry, command): R^2 over
+    """A markdown table of ``doubling_steps`` steps, one row per (label, step, command): R^2 over
     seeds and converged runs at the runs' iterations and at LONGER times them, or, while none of the
     longer runs is stored, ``command``, which trains them; whether the longer runs changed the R^2
     (``r2_change``, once all are stored); then a sentence that counts the verdicts, each row named by

@@ -9,7 +9,7 @@ is evaluated on the data, so the text changes when the results do.
 from __future__ import annotations
 
 import statistics
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from cldiv.published import FIGURE5A, TABLE3, published
 from cldiv.book.verdicts import FLOOR, cell_agrees
@@ -252,14 +252,16 @@ def progressive_findings(rows: dict, split: dict, k: int) -> str:
 
 
 def constraint_ratio_findings(rows: dict, processes: Iterable[str], rhos: Iterable[float], iterations: int,
-                              spiral_violated: dict[str, float], spiral_longer: tuple | None = None) -> str:
+                              spiral_violated: dict[str, float], spiral_lengths: Sequence[list[dict]] = (),
+                              spiral_settled: list[dict] | None = None) -> str:
     """The constraint-ratio sweep in words. rows: ``summary_rows("constraint_ratio", ...)``, (process,
     encoder) -> {rho: (mean, std, n)}; spiral_violated: mean R^2 of Table 1's violated Spiral runs by
-    budget label ("the paper's protocol": ...), the budgets that have runs; spiral_longer: the
-    ``longer_runs`` entry of the Spiral MLP at the smallest rho, if it has one. An interior rho is
-    named best only where its mean R^2 beats both ends by more than the scorecard's floor
-    (``cldiv.book.verdicts.FLOOR``); whether Spiral's resistance to the violation lasts is
-    ``r2_change`` of its longer runs."""
+    budget label ("the paper's protocol": ...), the budgets that have runs; spiral_lengths: the runs
+    of the Spiral MLP at the smallest rho at each length stored for every seed (``DOUBLING.lengths``),
+    spiral_settled: those at the length at which it settled (``DOUBLING.settled_runs``; None if none
+    has). An interior rho is named best only where its mean R^2 beats both ends by more than the
+    scorecard's floor (``cldiv.book.verdicts.FLOOR``); whether Spiral's resistance to the violation
+    lasts is ``r2_change`` from its first runs to the settled ones (else to the longest stored)."""
     processes, rhos = list(processes), sorted(rhos)
     lo, hi = rhos[0], rhos[-1]
 
@@ -296,17 +298,9 @@ def constraint_ratio_findings(rows: dict, processes: Iterable[str], rhos: Iterab
                     + f" at $\\rho = {lo:g}$) after {iterations} iterations, above Table 1's *violated* column.")
     if "spiral" in processes and (r2("spiral", "mlp", lo) or 0) > 0.8:
         ours = "".join(f"; ours {value:.2f} at {label}" for label, value in spiral_violated.items())
-        sentence = (f"Spiral resists the violation under the standard loss ($R^2$ {r2('spiral', 'mlp', lo):.2f} at "
-                    f"$\\rho = {lo:g}$ after {iterations} iterations)")
-        runs, configs, stored = spiral_longer or ((), (), ())
-        if stored and len(stored) == len(configs):
-            values = [r["metrics"]["r2"] for r in stored]
-            later = f"at {configs[0].iterations} iterations its $R^2$ is {statistics.fmean(values):.2f}"
-            change = r2_change(runs, stored)
-            sentence += (", and keeps it: " + later if change == "no" else
-                         f"; {later} ({', '.join(f'{v:.2f}' for v in values)} over the seeds), "
-                         + ("so it does not last" if change == "yes" else "a fall these seeds cannot confirm"))
-        text.append(sentence + f" (Table 1's violated Spiral: {fmt(published('r2', 'violated', 'spiral'))} published{ours}).")
+        text.append(f"Spiral resists the violation under the standard loss ($R^2$ {r2('spiral', 'mlp', lo):.2f} at "
+                    f"$\\rho = {lo:g}$ after {iterations} iterations){_spiral_later(spiral_lengths, spiral_settled)} "
+                    f"(Table 1's violated Spiral: {fmt(published('r2', 'violated', 'spiral'))} published{ours}).")
     inverse = [p for p in processes if r2(p, "inverse", lo) is not None and r2(p, "inverse", hi) is not None]
     if inverse:
         text.append("Third, the inverse encoders go from " + "; ".join(f"{p} {r2(p, 'inverse', lo):.2f}" for p in inverse)
@@ -315,6 +309,26 @@ def constraint_ratio_findings(rows: dict, processes: Iterable[str], rhos: Iterab
                     "different $u$, so nothing in it fixes how $h$ places different fibres relative to each other; the "
                     "uniform negatives supply exactly that.")
     return " ".join(text)
+
+
+def _spiral_later(lengths: Sequence[list[dict]], settled: list[dict] | None) -> str:
+    """How the Spiral MLP's R^2 at the smallest rho goes on when trained longer (the clause that ends
+    ``constraint_ratio_findings``' Spiral sentence): its mean at each stored length, where it settled
+    (or the longest stored length, if it has not) and whether that kept the first runs' R^2
+    (``r2_change``); "" while no longer runs are stored for every seed."""
+    if len(lengths) < 2:
+        return ""
+    first, target = lengths[0], settled if settled is not None else lengths[-1]
+    means = ", ".join(f"{statistics.fmean(r['metrics']['r2'] for r in runs):.2f}" for runs in lengths)
+    steps = ", ".join(str(runs[0]["config"]["iterations"]) for runs in lengths)
+    where = ("settles (a doubling keeps its mean) at" if settled is not None
+             else "has not settled (every doubling moved its mean or may have); at the longest stored length it is")
+    values = ", ".join(f"{r['metrics']['r2']:.2f}" for r in target)
+    verdict = {"yes": "so the resistance does not last", "no": "so the resistance lasts",
+               "not clear": "a fall these seeds cannot confirm"}[r2_change(first, target)]
+    return (f"; trained longer, its mean $R^2$ is {means} at {steps} iterations and {where} "
+            f"{statistics.fmean(r['metrics']['r2'] for r in target):.2f} at {target[0]['config']['iterations']} "
+            f"iterations ({values} over the seeds), {verdict}")
 
 
 def endpoint_table(rows: list[dict]) -> str:
