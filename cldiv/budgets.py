@@ -10,22 +10,13 @@ one run of that group gets; the experiments' modules build their configs from it
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 from cldiv.config import check_choice
-from cldiv.images import IMAGE_ENCODERS
 
 #: The named budgets of every experiment.
 BUDGET_NAMES = ("paper", "cpu", "smoke")
-#: The experiments that have budgets, and the groups of cells each distinguishes.
-GROUPS = {
-    "synthetic": ("holds", "violated", "adapted", "inverse"),
-    "constraint_ratio": (),
-    "progressive_violation": (),
-    "simclr": IMAGE_ENCODERS,
-}
-EXPERIMENTS = tuple(GROUPS)
 
 
 @dataclass(frozen=True)
@@ -51,6 +42,15 @@ PAPER_10D_WIDTHS = (512, 1024, 1024, 512, 256, 128, 64, 32)
 #: The paper's image-encoder sizes (width, depth): about 11M parameters each (MLP 15.7M).
 PAPER_IMAGE_SIZES = {"resnet18": {"width": 64, "depth": 2}, "vit": {"width": 384, "depth": 6},
                      "mlp": {"width": 2048, "depth": 3}}
+
+#: The experiments that have budgets, and the groups of cells each distinguishes.
+GROUPS = {
+    "synthetic": ("holds", "violated", "adapted", "inverse"),
+    "constraint_ratio": (),
+    "progressive_violation": (),
+    "simclr": tuple(PAPER_IMAGE_SIZES),  # the image encoders (cldiv.images.IMAGE_ENCODERS)
+}
+EXPERIMENTS = tuple(GROUPS)
 
 #: (iterations, eval_every) of every length the progressive-violation ``cpu`` budget has had or has been
 #: measured at, shortest first; its chapter counts the converged runs at each that the store holds.
@@ -210,28 +210,3 @@ def overrides(experiment: str, name: str, group: str | None = None) -> dict[str,
         return dict(spec.config)
     check_choice("group", group, GROUPS[experiment])
     return {**spec.config, **spec.groups.get(group, {})}
-
-
-def markdown_table(experiment: str, rows: Mapping[str, tuple[str | None, str]]) -> str:
-    """A markdown table of an experiment's budgets side by side: one row per entry of ``rows``
-    (title -> (group, field)), then one per grid axis and the runs per cell. A field a budget
-    leaves unset shows the default of the experiment's config."""
-    from cldiv.images.simclr import SimCLRConfig
-    from cldiv.synthetic.config import SyntheticConfig
-
-    config_class = SimCLRConfig if experiment == "simclr" else SyntheticConfig
-    defaults = {f.name: f.default for f in fields(config_class)}
-
-    def show(value: Any) -> str:
-        if isinstance(value, (tuple, list)):
-            return ", ".join(show(v) for v in value)
-        return f"{value:g}" if isinstance(value, float) else str(value)
-
-    lines = ["| | " + " | ".join(BUDGET_NAMES) + " |", "|---" * (len(BUDGET_NAMES) + 1) + "|"]
-    for title, (group, name) in rows.items():
-        values = [overrides(experiment, b, group).get(name, defaults.get(name, "")) for b in BUDGET_NAMES]
-        lines.append(f"| {title} | " + " | ".join(show(v) for v in values) + " |")
-    for axis in BUDGETS[experiment]["paper"].axes:
-        lines.append(f"| {axis} | " + " | ".join(show(budget(experiment, b).axes[axis]) for b in BUDGET_NAMES) + " |")
-    lines.append("| runs per cell | " + " | ".join(str(budget(experiment, b).seeds) for b in BUDGET_NAMES) + " |")
-    return "\n".join(lines)

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from cldiv.synthetic.batched import (DeadlinePassed, estimated_bytes, group_key, plan_groups, run_batched, train_batched)
-from cldiv.book.store import ResultStore
+from cldiv.runs.store import ResultStore
 from cldiv.synthetic.table1 import cell_config
 from cldiv.synthetic.train import train
 

@@ -97,7 +97,7 @@ def test_the_budget_cost_counts_runs_weights_and_hours_of_each_budget():
 
 def test_the_bench_command_writes_a_timing_report_with_its_provenance(tmp_path, capsys):
     from cldiv.book.cli import main
-    from cldiv.book.store import git_commit
+    from cldiv.runs.store import git_commit
 
     main(["bench", "grouped_negatives", "--iterations", "1", "--output", str(tmp_path / "report.json")])
     report = json.loads((tmp_path / "report.json").read_text())

@@ -9,9 +9,10 @@ from cldiv.budgets import (
     GROUPS,
     PROGRESSIVE_CPU_LENGTHS,
     budget,
-    markdown_table,
     overrides,
 )
+from cldiv.book.tables import budget_table
+from cldiv.images import IMAGE_ENCODERS
 from cldiv.images.simclr import SimCLRConfig
 from cldiv.synthetic.config import SyntheticConfig
 from cldiv.synthetic.table1 import cell_config
@@ -48,7 +49,7 @@ def test_a_group_overrides_the_common_fields_and_bad_names_are_refused():
 
 
 def test_the_budget_table_shows_each_budget_with_the_config_default_where_a_budget_is_silent():
-    table = markdown_table("constraint_ratio", {"lr": (None, "lr"), "anchor_groups": (None, "anchor_groups"),
+    table = budget_table("constraint_ratio", {"lr": (None, "lr"), "anchor_groups": (None, "anchor_groups"),
                                                 "precision": (None, "precision")})
     lines = table.splitlines()
     assert lines[0] == "| | paper | cpu | smoke |"
@@ -63,3 +64,7 @@ def test_the_progressive_cpu_lengths_are_sorted_and_hold_the_budget_s_own():
     assert (run["iterations"], run["eval_every"]) in PROGRESSIVE_CPU_LENGTHS
     assert list(PROGRESSIVE_CPU_LENGTHS) == sorted(set(PROGRESSIVE_CPU_LENGTHS))
     assert all(iterations % eval_every == 0 for iterations, eval_every in PROGRESSIVE_CPU_LENGTHS)
+
+
+def test_the_image_budget_groups_are_the_image_encoders():
+    assert GROUPS["simclr"] == IMAGE_ENCODERS

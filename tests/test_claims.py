@@ -107,7 +107,7 @@ def test_a_contrast_using_a_cell_not_converged_is_not_converged_and_so_is_its_cl
 def test_the_longer_runs_table_lists_cells_not_converged_with_their_runs_at_twice_the_epochs(tmp_path):
     from dataclasses import asdict
 
-    from cldiv.book.store import ResultStore
+    from cldiv.runs.store import ResultStore
     from cldiv.images.simclr import SimCLRConfig
 
     flat, falling = [5.0, 4.6, 4.4] + [4.30, 4.31, 4.29, 4.30] * 4 + [4.30], [5.0 - 0.04 * e for e in range(20)]
@@ -133,7 +133,7 @@ def test_the_longer_runs_table_lists_cells_not_converged_with_their_runs_at_twic
 def test_a_cell_has_converged_once_its_runs_at_twice_the_epochs_keep_its_accuracy(tmp_path):
     from dataclasses import asdict
 
-    from cldiv.book.store import ResultStore
+    from cldiv.runs.store import ResultStore
     from cldiv.images.claims import cell_settled, unsettled_cells
     from cldiv.images.simclr import SimCLRConfig
 
@@ -168,7 +168,7 @@ def mlp_run(seed, accuracy, epochs):
 
 
 def test_a_cell_that_moved_when_doubled_is_shown_at_the_epochs_a_further_doubling_kept(tmp_path):
-    from cldiv.book.store import ResultStore
+    from cldiv.runs.store import ResultStore
     from cldiv.images.claims import settled_cells, unsettled_cells
 
     records = {("mlp", "all", s): mlp_run(s, a, 20)[1] for s, a in ((0, 0.40), (1, 0.41))}
@@ -189,7 +189,7 @@ def test_a_cell_that_moved_when_doubled_is_shown_at_the_epochs_a_further_doublin
 
 
 def test_a_cell_whose_accuracy_rises_at_every_doubling_is_named_as_still_drifting(tmp_path):
-    from cldiv.book.store import ResultStore
+    from cldiv.runs.store import ResultStore
 
     records = {("mlp", "all", s): mlp_run(s, a, 20)[1] for s, a in ((0, 0.40), (1, 0.41))}
     store = ResultStore(tmp_path)
@@ -204,7 +204,7 @@ def test_a_cell_whose_accuracy_rises_at_every_doubling_is_named_as_still_driftin
 def test_differences_at_equal_length_put_every_cell_at_the_longest_epochs_all_of_them_have_stored(tmp_path):
     from dataclasses import replace
 
-    from cldiv.book.store import ResultStore
+    from cldiv.runs.store import ResultStore
     from cldiv.images.claims import equal_length_contrasts, equal_length_markdown, unsettled_cells
 
     def crop_run(seed, accuracy, epochs):

@@ -2,9 +2,9 @@
 
 from pathlib import Path
 
-from cldiv.book.store import ResultStore
+from cldiv.runs.store import ResultStore
 from cldiv.budgets import budget
-from cldiv.generators import SYNTHETIC_PROCESSES
+from cldiv.synthetic.generators import SYNTHETIC_PROCESSES
 from cldiv.synthetic.precision import compare, cpu_size_pairs, sensitive_cells
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"

@@ -82,7 +82,7 @@ def test_one_spike_in_a_settled_curve_does_not_make_it_moving():
 def test_the_longer_runs_of_a_group_are_its_configs_at_twice_the_iterations_and_only_if_one_still_moves(tmp_path):
     from dataclasses import asdict
 
-    from cldiv.book.store import ResultStore
+    from cldiv.runs.store import ResultStore
     from cldiv.config import with_overrides
     from cldiv.synthetic.config import SyntheticConfig
     from cldiv.synthetic.convergence import LONGER, doubling_steps, r2_converged
@@ -126,7 +126,7 @@ def test_the_longer_runs_table_says_whether_the_longer_runs_moved_the_r2(tmp_pat
 def test_a_cell_has_converged_when_its_doubled_runs_leave_its_mean_and_only_then_once_they_are_stored(tmp_path):
     from dataclasses import asdict
 
-    from cldiv.book.store import ResultStore
+    from cldiv.runs.store import ResultStore
     from cldiv.synthetic.config import SyntheticConfig
     from cldiv.synthetic.convergence import doubling_steps, longer_configs, settled
 
@@ -195,7 +195,7 @@ def test_a_run_with_too_few_losses_to_judge_is_not_counted_as_moving_in_r2_only(
 
 
 def test_a_group_that_moved_when_doubled_is_doubled_again_until_a_doubling_keeps_its_mean(tmp_path):
-    from cldiv.book.store import ResultStore
+    from cldiv.runs.store import ResultStore
     from cldiv.synthetic.config import SyntheticConfig
     from cldiv.synthetic.convergence import doubling_steps, settled_runs
 
@@ -224,7 +224,7 @@ def test_a_group_that_moved_when_doubled_is_doubled_again_until_a_doubling_keeps
 
 
 def test_a_sweep_table_shows_a_point_at_its_settled_length_marked_and_named_below(tmp_path):
-    from cldiv.book.store import ResultStore
+    from cldiv.runs.store import ResultStore
     from cldiv.synthetic.config import SyntheticConfig
     from cldiv.synthetic.convergence import SETTLED_LATER_MARK
     from cldiv.synthetic.sweeps import markdown_summary, settled_records
@@ -244,8 +244,8 @@ def test_a_sweep_table_shows_a_point_at_its_settled_length_marked_and_named_belo
 
 
 def test_a_cell_whose_mean_moves_the_same_way_at_every_doubling_is_named_as_still_drifting(tmp_path):
-    from cldiv.book.doubling import drifting
-    from cldiv.book.store import ResultStore
+    from cldiv.runs.doubling import drifting
+    from cldiv.runs.store import ResultStore
     from cldiv.synthetic.config import SyntheticConfig
     from cldiv.synthetic.convergence import doubling_steps, longer_markdown
 
@@ -272,7 +272,7 @@ def test_a_cell_whose_mean_moves_the_same_way_at_every_doubling_is_named_as_stil
 
 
 def test_a_cell_not_settled_whose_runs_swing_between_states_is_named_as_switching(tmp_path):
-    from cldiv.book.store import ResultStore
+    from cldiv.runs.store import ResultStore
     from cldiv.synthetic.config import SyntheticConfig
     from cldiv.synthetic.convergence import SWITCH_SPAN, doubling_steps, late_span, longer_markdown
 
@@ -302,8 +302,8 @@ def test_a_cell_not_settled_whose_runs_swing_between_states_is_named_as_switchin
 def test_a_table1_cell_is_shown_at_the_shortest_length_at_which_it_settled_marked_and_named_below(tmp_path):
     from dataclasses import asdict
 
-    from cldiv.book.store import ResultStore
-    from cldiv.book.verdicts import settle
+    from cldiv.runs.store import ResultStore
+    from cldiv.runs.verdicts import settle
     from cldiv.synthetic.convergence import NOT_CONVERGED_MARK, SETTLED_LATER_MARK, settled_runs
     from cldiv.synthetic.table1 import cell_config, markdown_table, summarise
 

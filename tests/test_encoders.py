@@ -6,7 +6,7 @@ import pytest
 import torch
 
 
-from cldiv.encoders import (
+from cldiv.synthetic.encoders import (
     LinearInverseEncoder,
     MLPEncoder,
     PatchesInverseEncoder,
@@ -14,7 +14,7 @@ from cldiv.encoders import (
     SpiralInverseEncoder,
     make_encoder,
 )
-from cldiv.generators import make_generator
+from cldiv.synthetic.generators import make_generator
 from cldiv.sphere import uniform_sphere
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from cldiv.synthetic.config import SyntheticConfig
-from cldiv.book.store import ResultStore
-from cldiv.book.executor import grid, run_sweep, usable_cpus
+from cldiv.runs.store import ResultStore
+from cldiv.runs.executor import grid, run_sweep, usable_cpus
 
 
 def slow_square(config):
@@ -86,8 +86,8 @@ SCRIPT = textwrap.dedent(
     sys.path.insert(0, {tests!r})
     from test_executor import slow_square
     from cldiv.synthetic.config import SyntheticConfig
-    from cldiv.book.store import ResultStore
-    from cldiv.book.executor import grid, run_sweep
+    from cldiv.runs.store import ResultStore
+    from cldiv.runs.executor import grid, run_sweep
     run_sweep(grid(SyntheticConfig(), seed=range(8)), slow_square, store=ResultStore({root!r}),
               workers=2, progress=False)
     """

@@ -119,7 +119,7 @@ def test_progressive_findings_report_recovery_with_and_without_a_fixed_coordinat
 
 
 def test_the_patches_protocol_study_says_which_difference_moves_the_cell_and_which_rows_settled(tmp_path):
-    from cldiv.book.store import ResultStore
+    from cldiv.runs.store import ResultStore
     from cldiv.synthetic.convergence import longer_configs
     from cldiv.synthetic.findings import patches_ib_findings
     from cldiv.synthetic.table1 import patches_ib_protocol_configs, patches_ib_protocol_markdown

@@ -3,7 +3,7 @@ import math
 import pytest
 import torch
 
-from cldiv.generators import (
+from cldiv.synthetic.generators import (
     GENERATORS,
     SYNTHETIC_PROCESSES,
     InjectiveLinear,

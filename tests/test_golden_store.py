@@ -24,7 +24,7 @@ import pytest
 
 from cldiv.synthetic.config import SyntheticConfig
 from cldiv.book.golden import GOLDEN_STORE, SPREAD_CELLS, SPREAD_SEEDS, spread_configs
-from cldiv.book.store import ResultStore
+from cldiv.runs.store import ResultStore
 from cldiv.synthetic.table1 import cell_config
 from cldiv.synthetic.train import train
 

@@ -4,7 +4,7 @@ import json
 
 from cldiv.book.cli import main
 from cldiv.synthetic.gpu_run import gpu_run, step_equivalence
-from cldiv.book.store import ResultStore
+from cldiv.runs.store import ResultStore
 from cldiv.synthetic.table1 import cell_config, table_configs
 
 CELLS = dict(budget="smoke", columns=("holds", "violated", "inverse"), processes=("identity", "linear"), seeds=2)

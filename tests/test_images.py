@@ -4,9 +4,10 @@ import pytest
 import torch
 
 from cldiv.images.data import (
-    LATENT_NAMES, LATENT_RANGES, SHAPE_NAMES, DatasetUnavailableError, load_cifar10, load_images,
+    LATENT_NAMES, LATENT_RANGES, DatasetUnavailableError, load_cifar10, load_images,
     render_shapes, shapes_dataset,
 )
+from cldiv.images.shapes import SHAPE_NAMES
 
 
 

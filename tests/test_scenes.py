@@ -3,7 +3,8 @@
 import pytest
 import torch
 
-from cldiv.images.data import SHAPE_NAMES, load_images
+from cldiv.images.data import load_images
+from cldiv.images.shapes import SHAPE_NAMES
 from cldiv.images.scenes import (
     DISTRACTORS,
     SCENE_LATENT_NAMES,

@@ -10,14 +10,14 @@ import pytest
 
 from cldiv.book import scorecard as sc
 from cldiv.book.theorem_checks import STATEMENTS
-from cldiv.book.verdicts import VERDICTS, Tally, cell_agrees, claim_verdict, verdict_rules
+from cldiv.runs.verdicts import VERDICTS, Tally, cell_agrees, claim_verdict, verdict_rules
 from cldiv.published import FIGURE3, published
 from cldiv.synthetic import table1 as tables
 from cldiv.config import config_hash
 from cldiv.budgets import budget as named_budget, overrides
-from cldiv.generators import SYNTHETIC_PROCESSES
+from cldiv.synthetic.generators import SYNTHETIC_PROCESSES
 from cldiv.images.simclr import simclr_configs
-from cldiv.book.store import ResultStore, write_json_atomic
+from cldiv.runs.store import ResultStore, write_json_atomic
 from cldiv.synthetic.sweeps import sweep_configs
 
 PAPER_NAMES = ["Table 1", "Table 3", "Tables 4–6", "Figure 5a", "Tables 8–11, Figure 5b", "Table 7, Figure 5c",
@@ -153,7 +153,7 @@ def test_table1_verdict_and_budget_follow_the_result_files(tmp_path, monkeypatch
 
 
 def test_a_paper_budget_run_at_other_sizes_than_the_papers_is_labelled_so():
-    from cldiv.book.verdicts import describe_budget
+    from cldiv.runs.verdicts import describe_budget
 
     paper = {"config": {"iterations": 5000, "batch_size": 2000, "n_negatives": 2000}}
     reduced = {"config": {"iterations": 32000, "batch_size": 16, "n_negatives": 32}}

@@ -12,7 +12,7 @@ from cldiv.metrics import affine_r2
 from cldiv.budgets import PAPER_IMAGE_SIZES
 from cldiv.config import config_hash, hashed_fields
 from cldiv.images.simclr import SimCLRConfig, build_encoder, nt_xent, run_simclr, simclr_configs, train_simclr
-from cldiv.book.store import ResultStore
+from cldiv.runs.store import ResultStore
 
 
 

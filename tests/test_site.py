@@ -37,7 +37,7 @@ from urllib.parse import unquote, urlparse
 import pytest
 
 from cldiv.book import site
-from cldiv.book.store import REPO_ROOT
+from cldiv.runs.store import REPO_ROOT
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
 SCREENSHOT_PAGES = ("intro.html", "notebooks/setting.html")

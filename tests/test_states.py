@@ -3,12 +3,12 @@ interim state, bitwise (synthetic and SimCLR)."""
 
 import pytest
 
-from cldiv.book.store import ResultStore
+from cldiv.runs.store import ResultStore
 from cldiv.config import with_overrides
 from cldiv.synthetic.config import SyntheticConfig
 from cldiv.images.simclr import run_simclr, simclr_configs
 import cldiv.synthetic.train as synthetic_train
-from cldiv.states import STATES_VARIABLE, latest_state, lineage, machine
+from cldiv.runs.states import STATES_VARIABLE, latest_state, lineage, machine
 from cldiv.synthetic.train import run_synthetic, train
 
 SMOKE = dict(batch_size=32, n_negatives=32, eval_every=4, n_eval=128)
@@ -67,7 +67,7 @@ def test_a_continued_run_names_the_machines_that_ran_its_steps(tmp_path, monkeyp
     train(short, device="cpu")
     doubled = with_overrides(short, iterations=2 * short.iterations)
     assert train(doubled, device="cpu")["timing"]["continued_from"]["machines"] == [here]  # one machine, once
-    monkeypatch.setattr("cldiv.states.machine", lambda device: "another CPU, 1 threads")
+    monkeypatch.setattr("cldiv.runs.states.machine", lambda device: "another CPU, 1 threads")
     quadrupled = train(with_overrides(short, iterations=4 * short.iterations), device="cpu")
     assert quadrupled["timing"]["continued_from"]["machines"] == [here]
     assert latest_state(with_overrides(short, iterations=8 * short.iterations), "iterations",
@@ -93,7 +93,7 @@ def test_an_interrupted_run_continues_from_its_interim_state_and_removes_it(tmp_
     config = with_overrides(CONFIGS["infonce, mlp"], iterations=16)
     uninterrupted = train(config, device="cpu")
     monkeypatch.setenv(STATES_VARIABLE, str(tmp_path))
-    monkeypatch.setattr("cldiv.states.CHECKPOINT_SECONDS", 0.0)  # an interim state at every evaluation
+    monkeypatch.setattr("cldiv.runs.states.CHECKPOINT_SECONDS", 0.0)  # an interim state at every evaluation
     curve_point, calls = synthetic_train.curve_point, []
 
     def cut_off_at_the_third_evaluation(*args):
@@ -115,7 +115,7 @@ def test_an_interrupted_run_continues_from_its_interim_state_and_removes_it(tmp_
 
 def test_interim_states_never_replace_a_finished_runs_state(tmp_path, monkeypatch):
     monkeypatch.setenv(STATES_VARIABLE, str(tmp_path))
-    monkeypatch.setattr("cldiv.states.CHECKPOINT_SECONDS", 0.0)
+    monkeypatch.setattr("cldiv.runs.states.CHECKPOINT_SECONDS", 0.0)
     short = CONFIGS["infonce, mlp"]
     train(short, device="cpu")
     train(with_overrides(short, iterations=16), device="cpu")  # passes 8 (finished: kept) and 12 (interim: removed)

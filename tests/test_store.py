@@ -3,7 +3,7 @@ import json
 import pytest
 
 from cldiv.synthetic.config import SyntheticConfig
-from cldiv.book.store import ResultStore, write_json_atomic
+from cldiv.runs.store import ResultStore, write_json_atomic
 
 
 def fake_run(calls):
@@ -82,7 +82,7 @@ def test_record_missing_a_hashed_field_is_rejected(tmp_path):
 def test_every_committed_result_file_loads_under_its_config_hash(kind):
     """A refactoring that changed a config's fields, defaults or kind would orphan the committed
     results: each file must rebuild its config, hash to its own name and load."""
-    from cldiv.book.store import REPO_ROOT
+    from cldiv.runs.store import REPO_ROOT
     from cldiv.images.simclr import SimCLRConfig
     from cldiv.synthetic.config import SyntheticConfig
 
@@ -97,7 +97,7 @@ def test_every_committed_result_file_loads_under_its_config_hash(kind):
 
 
 def test_a_run_records_the_commit_its_process_started_with(tmp_path, monkeypatch):
-    from cldiv.book.store import git_commit
+    from cldiv.runs.store import git_commit
 
     git_commit.cache_clear()
     monkeypatch.setenv("CLDIV_GIT_COMMIT", "before")

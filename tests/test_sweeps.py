@@ -7,8 +7,8 @@ import torch
 from cldiv.book.cli import main as cli_main
 from cldiv.config import config_hash
 from cldiv.synthetic.config import SyntheticConfig
-from cldiv.encoders import MLPEncoder
-from cldiv.book.store import REPO_ROOT
+from cldiv.synthetic.encoders import MLPEncoder
+from cldiv.runs.store import REPO_ROOT
 from cldiv.sphere import grouped_uniform_sphere
 from cldiv.budgets import PAPER_10D_WIDTHS
 from cldiv.synthetic import findings
@@ -244,7 +244,7 @@ def drifting_code_law_record(config):
 
 def test_a_sweep_point_with_an_unconverged_run_gets_the_command_that_trains_it_twice_as_long(tmp_path):
     from cldiv.book.cli import parse_value
-    from cldiv.book.store import ResultStore
+    from cldiv.runs.store import ResultStore
     from cldiv.synthetic.convergence import doubling_steps
     from cldiv.synthetic.sweeps import longer_table, sweep_points
 
@@ -267,7 +267,7 @@ def test_a_sweep_point_with_an_unconverged_run_gets_the_command_that_trains_it_t
 def test_a_point_is_marked_not_converged_until_its_doubled_runs_are_stored_and_keep_its_mean(tmp_path):
     from dataclasses import asdict
 
-    from cldiv.book.store import ResultStore
+    from cldiv.runs.store import ResultStore
     from cldiv.synthetic.convergence import longer_configs
     from cldiv.synthetic.sweeps import sweep_points
 

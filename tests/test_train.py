@@ -11,7 +11,7 @@ import torch
 from cldiv.config import with_overrides
 from cldiv.budgets import BUDGETS, overrides
 from cldiv.synthetic.config import SyntheticConfig
-from cldiv.book.store import ResultStore
+from cldiv.runs.store import ResultStore
 from cldiv.published import TABLE1_R2, TABLE3, TABLES4_6, published
 from cldiv.synthetic.table1 import (ERRATA_VARIANTS, RERUN_CELLS, SPIRAL_BASIN_SEEDS, cell_config, column_of,
                                     companion_configs, errata_pairs, markdown_table, mirrored_spiral, quarter_batch,
@@ -33,16 +33,16 @@ def test_training_is_bitwise_deterministic_on_cpu_for_a_seed():
 
 def test_bf16_on_a_cpu_without_bf16_instructions_warns_and_fp32_does_not(monkeypatch):
     import warnings
-    from cldiv.book import store
+    import cldiv.synthetic.train as synthetic_train
 
     bf16 = SyntheticConfig(precision="bf16", **SMOKE)
-    monkeypatch.setattr(store, "bf16_instructions", lambda: [])
+    monkeypatch.setattr(synthetic_train, "bf16_instructions", lambda: [])
     with pytest.warns(RuntimeWarning, match="precision='bf16'.*without bf16 matrix instructions"):
         make_step(bf16)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         make_step(with_overrides(bf16, precision="fp32"))
-        monkeypatch.setattr(store, "bf16_instructions", lambda: ["avx512_bf16"])
+        monkeypatch.setattr(synthetic_train, "bf16_instructions", lambda: ["avx512_bf16"])
         make_step(bf16)
 
 

@@ -15,7 +15,7 @@ import jupytext
 import nbformat
 import papermill
 
-from cldiv.book.store import REPO_ROOT
+from cldiv.runs.store import REPO_ROOT
 
 NOTEBOOK_DIR = REPO_ROOT / "notebooks"
 

@@ -22,8 +22,20 @@ import sys
 import time
 from typing import Any
 
+from cldiv import budgets
+from cldiv.book import chapters, golden
+from cldiv.images import DATASETS, HEADLINE_DATASET, IMAGE_ENCODERS, REGIMES, GENERATED_DATASETS
+from cldiv.images.simclr import budget_choice_configs, run_simclr, simclr_configs
+from cldiv.runs.executor import run_sweep
+from cldiv.runs.store import ResultStore
+from cldiv.synthetic import bench
+from cldiv.synthetic.batched import run_batched
+from cldiv.synthetic.generators import SYNTHETIC_PROCESSES
+from cldiv.synthetic.gpu_run import gpu_run
+from cldiv.synthetic.sweeps import format_summary, run_named_sweep
+from cldiv.synthetic.table1 import COLUMNS, companion_configs, markdown_table, summarise, table_configs
+from cldiv.synthetic.train import STEP_MODE_VARIABLE, run_all
 from cldiv.budgets import BUDGET_NAMES
-from cldiv.images import DATASETS, HEADLINE_DATASET, IMAGE_ENCODERS, REGIMES
 
 
 def parse_value(text: str) -> Any:
@@ -35,16 +47,12 @@ def parse_value(text: str) -> Any:
 
 
 def _chapter(args: argparse.Namespace) -> None:
-    from cldiv.book import chapters
-
     params = {name: parse_value(value) for name, value in args.param}
     out = chapters.execute_chapter(args.name, params, args.output or f"{args.name}.ipynb")
     print(out)
 
 
 def _golden(args: argparse.Namespace) -> None:
-    from cldiv.book import golden
-
     if args.retrain:
         if args.names:
             raise ValueError("--retrain regenerates every golden notebook; give no chapter names with it")
@@ -55,17 +63,11 @@ def _golden(args: argparse.Namespace) -> None:
 
 
 def _list(args: argparse.Namespace) -> None:
-    from cldiv.book import chapters
-
     for name in chapters.chapter_names():
         print(f"{name}: {chapters.chapter_parameters(name)}")
 
 
 def _synthetic(args: argparse.Namespace) -> None:
-    from cldiv.generators import SYNTHETIC_PROCESSES
-    from cldiv.synthetic.table1 import COLUMNS, companion_configs, markdown_table, summarise, table_configs
-    from cldiv.synthetic.train import STEP_MODE_VARIABLE, run_all
-
     if args.compile:
         os.environ[STEP_MODE_VARIABLE] = "compiled"
     overrides = {name: parse_value(value) for name, value in args.set}
@@ -74,16 +76,12 @@ def _synthetic(args: argparse.Namespace) -> None:
                             **kwargs, **overrides)
     start = time.perf_counter()
     if args.batched:
-        from cldiv.synthetic.batched import run_batched
-
         records = run_batched(configs)
     else:
         records = run_all(configs, workers=args.workers)
     if not (args.columns or args.seeds or args.set):  # the chapters' other runs of this budget
         run_all(companion_configs(args.budget, args.processes or SYNTHETIC_PROCESSES), workers=args.workers)
     print(f"{len(records)} runs ready in {time.perf_counter() - start:.0f} s")
-    from cldiv.book.store import ResultStore
-
     summary = summarise(records, store=ResultStore.default())
     processes = sorted({c.process for c in configs})
     print(markdown_table(summary, processes, [c for c in COLUMNS if any(k[0] == c for k in summary)]))
@@ -93,8 +91,6 @@ def _bench(args: argparse.Namespace) -> None:
     import json
 
     import torch
-
-    from cldiv.synthetic import bench
 
     if args.target == "synthetic":
         report = bench.run_benchmark(args.batch, args.iterations or 50, memory=not args.no_memory,
@@ -115,8 +111,6 @@ def _bench(args: argparse.Namespace) -> None:
 
 def _gpu_run(args: argparse.Namespace) -> None:
     """Table 1's cells at a budget on the device at hand, stopping before --max-minutes."""
-    from cldiv.synthetic.gpu_run import gpu_run
-
     report = gpu_run(args.budget, args.columns, args.processes, args.seeds, max_minutes=args.max_minutes,
                      device=args.device)
     if report["unfinished"]:
@@ -126,12 +120,6 @@ def _gpu_run(args: argparse.Namespace) -> None:
 def _simclr(args: argparse.Namespace) -> None:
     """Run (or load) the SimCLR grid of a budget into the result store (resumable), then list it."""
     import functools
-
-    from cldiv import budgets
-    from cldiv.book.executor import run_sweep
-    from cldiv.book.store import ResultStore
-    from cldiv.images import GENERATED_DATASETS
-    from cldiv.images.simclr import budget_choice_configs, run_simclr, simclr_configs
 
     seeds = args.seeds if args.seeds is not None else range(budgets.budget("simclr", args.budget).seeds)
     configs = simclr_configs(args.budget, dataset=args.dataset, encoders=args.encoders,
@@ -152,9 +140,6 @@ def _simclr(args: argparse.Namespace) -> None:
 
 def _sweep(args: argparse.Namespace) -> None:
     """Run (or load) a named sweep of Section 4 into the result store and print its summary."""
-    from cldiv.book.store import ResultStore
-    from cldiv.synthetic.sweeps import format_summary, run_named_sweep
-
     params = {name: parse_value(value) for name, value in args.param}
     start = time.perf_counter()
     records = run_named_sweep(args.name, args.budget, args.executor, workers=args.workers,

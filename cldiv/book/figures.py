@@ -12,6 +12,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
+from cldiv.images.augment import REGIME_LABELS, augment_batch, regime_transforms
+from cldiv.images.encoders import ENCODER_LABELS
+from cldiv.synthetic.table1 import COLUMN_TITLES, COLUMNS, column_of, encoder_points
 from cldiv.book.plotting import scatter3d, sphere_axes
 from cldiv.sphere import restricted_vmf, uniform_sphere, vmf
 from cldiv.theory.maps import Map
@@ -112,8 +115,6 @@ def excess_over_entropy(lambda_grid, curve, epsilons, excess) -> plt.Figure:
 
 def training_curves(records: Sequence[dict], processes: Sequence[str]) -> plt.Figure:
     """Held-out R^2 during training, per process and column of Table 1: mean over seeds, band min to max."""
-    from cldiv.synthetic.table1 import COLUMN_TITLES, COLUMNS, column_of
-
     fig, axes = plt.subplots(1, len(processes), figsize=(3.0 * len(processes), 2.8), sharey=True, squeeze=False)
     for ax, p in zip(axes[0], processes):
         for j, column in enumerate(COLUMNS):
@@ -133,8 +134,6 @@ def adapted_study_curves(rows: Sequence[tuple[str, object, dict]], processes: Se
     """Held-out R^2 during training of the adapted-budget study's runs (rows: (size label, config,
     record)), one panel per process, one colour per size, one line per seed, against the encoder
     points seen so far (``encoder_points`` times iterations), so that the sizes share an axis."""
-    from cldiv.synthetic.table1 import encoder_points
-
     labels = list(dict.fromkeys(label for label, _, _ in rows))
     fig, axes = plt.subplots(1, len(processes), figsize=(4.2 * len(processes), 3.0), sharey=True, squeeze=False)
     for ax, p in zip(axes[0], processes):
@@ -151,8 +150,6 @@ def adapted_study_curves(rows: Sequence[tuple[str, object, dict]], processes: Se
 
 def augmented_views(images: torch.Tensor, regimes: Sequence[str], rng: torch.Generator, n_views: int = 4) -> plt.Figure:
     """Each image (rows) beside ``n_views`` of its augmentations under every regime (Figure 3's setup)."""
-    from cldiv.images.augment import REGIME_LABELS, augment_batch, regime_transforms
-
     n = len(images)
     fig, axes = plt.subplots(n, 1 + n_views * len(regimes), figsize=(1.0 * (1 + n_views * len(regimes)), 1.1 * n),
                              squeeze=False)
@@ -175,9 +172,6 @@ def probe_accuracy(accuracy: dict, at_init: dict, published: dict | None, encode
                    regimes: Sequence[str], title: str) -> plt.Figure:
     """Figure 3: bars of the best probe accuracy (%) per encoder and regime, (encoder, regime) ->
     (mean, sd or None); dashes at initialisation; circles for the published means, if given."""
-    from cldiv.images.augment import REGIME_LABELS
-    from cldiv.images.encoders import ENCODER_LABELS
-
     width = 0.8 / len(regimes)
     fig, ax = plt.subplots(figsize=(1.9 * len(encoders) + 1.5, 3.4))
     for r, regime in enumerate(regimes):
@@ -201,9 +195,6 @@ def probe_accuracy(accuracy: dict, at_init: dict, published: dict | None, encode
 def simclr_curves(records: dict, encoders: Sequence[str], regimes: Sequence[str], seeds: Sequence[int]) -> plt.Figure:
     """Per encoder: SimCLR loss per epoch (top) and probe test accuracy per probe epoch (bottom), one
     colour per regime; the probe at initialisation dotted. records: (encoder, regime, seed) -> record."""
-    from cldiv.images.augment import REGIME_LABELS
-    from cldiv.images.encoders import ENCODER_LABELS
-
     fig, axes = plt.subplots(2, len(encoders), figsize=(3.3 * len(encoders), 5.0), squeeze=False)
     for j, e in enumerate(encoders):
         for r, regime in enumerate(regimes):

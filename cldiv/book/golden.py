@@ -20,8 +20,10 @@ from typing import Any
 
 import nbformat
 
+from cldiv.runs.store import REPO_ROOT, ResultStore
+from cldiv.synthetic.table1 import cell_config
+from cldiv.synthetic.train import run_all
 from cldiv.book.chapters import execute_chapter
-from cldiv.book.store import REPO_ROOT
 
 GOLDEN_DIR = REPO_ROOT / "tests" / "golden"
 GOLDEN_STORE = GOLDEN_DIR / "results"
@@ -39,8 +41,6 @@ def golden_parameters() -> dict[str, dict[str, Any]]:
 
 def spread_configs() -> list:
     """The configs of ``SPREAD_CELLS`` at the smoke budget, seeds 0 .. SPREAD_SEEDS - 1."""
-    from cldiv.synthetic.table1 import cell_config
-
     return [cell_config(column, process, seed, "smoke")
             for column, process in SPREAD_CELLS for seed in range(SPREAD_SEEDS)]
 
@@ -67,9 +67,6 @@ def write_golden(name: str) -> Path:
 
 def write_spread_runs() -> None:
     """Train (or load) ``spread_configs()`` into the golden store."""
-    from cldiv.book.store import ResultStore
-    from cldiv.synthetic.train import run_all
-
     run_all(spread_configs(), ResultStore(GOLDEN_STORE), progress=False)
 
 

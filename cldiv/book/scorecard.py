@@ -10,7 +10,7 @@ the result store (``ResultStore.default()``: ``results/`` or ``$CLDIV_RESULTS``)
 changes when a result file changes. Theorems are checked by evaluating the asymptotic objective
 (``cldiv.theory``) at the paper's setting, which takes a few seconds.
 
-The verdict rules and which runs count are in ``cldiv.book.verdicts``.
+The verdict rules and which runs count are in ``cldiv.runs.verdicts``.
 """
 
 from __future__ import annotations
@@ -20,12 +20,18 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from cldiv.book.store import REPO_ROOT, ResultStore
+from cldiv.images import HEADLINE_DATASET
+from cldiv.images.claims import DOUBLING, claim_verdict, figure3_claims, learning_gain
+from cldiv.images.simclr import simclr_configs
+from cldiv.synthetic.config import SyntheticConfig
+from cldiv.synthetic.sweeps import (constraint_ratio_cells, endpoint_agreement, endpoint_companions, sweep_configs,
+                                    PROGRESSIVE_PROCESSES)
+from cldiv.runs.store import REPO_ROOT, ResultStore
 from cldiv.book.theorem_checks import (STATEMENTS, assess_theorem_3_3, assess_theorem_4_4, assess_theorem_4_5,
                                        assess_theorem_4_6, assess_theorem_a5)
-from cldiv.book.verdicts import (METRIC_LABELS, VERDICTS, Assessment, Cells, Tally, describe_budget,
+from cldiv.runs.verdicts import (METRIC_LABELS, VERDICTS, Assessment, Cells, Tally, describe_budget,
                                  find_runs, format_metric, metric_values, settle, verdict_rules)
-from cldiv.generators import SYNTHETIC_PROCESSES
+from cldiv.synthetic.generators import SYNTHETIC_PROCESSES
 from cldiv.published import FIGURE3, FIGURE5A, published as published_cell
 from cldiv.synthetic import table1 as tables
 from cldiv import budgets
@@ -234,9 +240,6 @@ def assess_constraint_sweep(store: ResultStore) -> Assessment:
     the paper's whole grid (11 values of rho x 5 processes x {MLP, inverse}) has been run. Also
     shown: how many of the sweep's ends agree with Table 1's cells run at the same settings.
     """
-    from cldiv.synthetic.config import SyntheticConfig
-    from cldiv.synthetic.sweeps import constraint_ratio_cells, endpoint_agreement, endpoint_companions, sweep_configs
-
     def configs(budget: str):
         for config in sweep_configs("constraint_ratio", budget):
             yield (config.encoder, config.process, config.rho), config
@@ -284,8 +287,6 @@ def assess_progressive_violation(store: ResultStore) -> Assessment:
     Each point at the shortest stored length at which it has converged
     (``cldiv.synthetic.convergence.settled_runs``), marked ‡ if that is longer than the budget's;
     one that has not converged at any is marked †; if none has, "not converged"."""
-    from cldiv.synthetic.sweeps import PROGRESSIVE_PROCESSES, sweep_configs
-
     def configs(budget: str):
         for config in sweep_configs("progressive_violation", budget, sign_rules=[]):
             yield (config.process, config.d_fixed), config
@@ -328,10 +329,6 @@ def assess_figure3(store: ResultStore) -> Assessment:
     longer than the budget's; one that has not converged at any is marked †, and its mean where training
     stopped (``DOUBLING.longest_runs``) is named beside the count.
     """
-    from cldiv.images.claims import DOUBLING, claim_verdict, figure3_claims, learning_gain
-    from cldiv.images import HEADLINE_DATASET
-    from cldiv.images.simclr import simclr_configs
-
     encoders = list(dict.fromkeys(e for e, _ in FIGURE3))
     regimes = list(dict.fromkeys(r for _, r in FIGURE3))
     paper = "All / Crop / w/o crop: " + "; ".join(

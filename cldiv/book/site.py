@@ -32,7 +32,7 @@ from sphinx.util.fileutil import copy_asset
 
 from cldiv import __version__
 from cldiv.book.scorecard import Row, scorecard, verdict_rules
-from cldiv.book.store import REPO_ROOT, ResultStore
+from cldiv.runs.store import REPO_ROOT, ResultStore
 
 MATHJAX_DISTRIBUTION = "sphinx-mathjax-offline"
 MATHJAX_DIR = "sphinx-mathjax-offline/static/mathjax"  # inside that distribution

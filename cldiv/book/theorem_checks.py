@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import time
 
-from cldiv.book.store import ResultStore
-from cldiv.book.verdicts import Assessment, claim_verdict
+from cldiv.theory import (asymptotic_objective, identity_cross_entropy, monte_carlo_infonce, SmoothPerturbation,
+                          h_lambda, random_orthogonal, vmf_entropy, minimise_witness, restricted_entropy,
+                          FibreRotation, compose)
+from cldiv.runs.store import ResultStore
+from cldiv.runs.verdicts import Assessment, claim_verdict
 
 #: The paper's setting for the theorem checks: tau = 0.3, kappa = 1 / tau (Section 3).
 TAU = 0.3
@@ -38,8 +41,6 @@ def assess_theorem_3_3(store: ResultStore) -> Assessment:
     """Thm 3.3: InfoNCE - log M -> cross-entropy - log|Z|; for h = I minimised over tau at 1/kappa."""
     from scipy.optimize import minimize_scalar
 
-    from cldiv.theory import asymptotic_objective, identity_cross_entropy, monte_carlo_infonce
-
     start = time.perf_counter()
     closed = float(identity_cross_entropy(KAPPA, TAU))
     limit = asymptotic_objective(lambda z: z, KAPPA, TAU, method="sphere")
@@ -58,8 +59,6 @@ def assess_theorem_3_3(store: ResultStore) -> Assessment:
 
 def assess_theorem_4_4(store: ResultStore) -> Assessment:
     """Thm 4.4: under diversity every orthogonal h attains the minimum, non-orthogonal ones do not."""
-    from cldiv.theory import SmoothPerturbation, asymptotic_objective, h_lambda, random_orthogonal, vmf_entropy
-
     start = time.perf_counter()
     minimum = vmf_entropy(KAPPA)
 
@@ -76,8 +75,6 @@ def assess_theorem_4_4(store: ResultStore) -> Assessment:
 
 def assess_theorem_4_5(store: ResultStore) -> Assessment:
     """Thm 4.5: restricted positives, full-sphere negatives: h_lambda with lambda < 1 beats O(3)."""
-    from cldiv.theory import asymptotic_objective, h_lambda, minimise_witness
-
     start = time.perf_counter()
     identity = asymptotic_objective(h_lambda(1.0), KAPPA, TAU, conditional="restricted").value
     lam, best = minimise_witness(KAPPA, TAU, conditional="restricted", negatives="sphere")
@@ -89,8 +86,6 @@ def assess_theorem_4_5(store: ResultStore) -> Assessment:
 
 def assess_theorem_4_6(store: ResultStore) -> Assessment:
     """Thm 4.6 / A.4: support-corrected loss: orthogonal maps are global minimisers when kappa tau = 1."""
-    from cldiv.theory import asymptotic_objective, minimise_witness, random_orthogonal, restricted_entropy
-
     start = time.perf_counter()
     minimum = restricted_entropy(KAPPA)
     setting = dict(conditional="restricted", negatives="fibre")
@@ -105,8 +100,6 @@ def assess_theorem_4_6(store: ResultStore) -> Assessment:
 
 def assess_theorem_a5(store: ResultStore) -> Assessment:
     """Thm A.5: a measure- and conditional-preserving m leaves the support-corrected loss unchanged."""
-    from cldiv.theory import FibreRotation, asymptotic_objective, compose, random_orthogonal
-
     start = time.perf_counter()
     setting = dict(conditional="restricted", negatives="fibre", method="sphere")
     twist = FibreRotation(1.0)  # m: rotate each fibre K(z) by u radians, not linear

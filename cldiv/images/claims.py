@@ -20,7 +20,7 @@ best probe accuracy exceeds that of the same encoder at initialisation; a cell l
 mean gain over its seeds, minus one sd, is at least LEARNING_MARGIN points (issue 13's bar).
 And training must have finished: a run has **converged** when its NT-Xent is neither still falling
 over the last quarter of its epochs (the synthetic runs' loss criterion,
-``cldiv.synthetic.convergence.loss_trend``) nor diverging (``loss_settled``); a cell has
+``cldiv.runs.convergence.loss_trend``) nor diverging (``loss_settled``); a cell has
 converged when, where its runs trained for LONGER times the epochs are all stored, those left
 its best probe accuracy where it was, and otherwise when every run has (``cell_settled``, the
 synthetic cells' rule, ``cldiv.synthetic.convergence.settled``). A contrast that uses a cell
@@ -36,8 +36,10 @@ from dataclasses import dataclass, replace
 
 from scipy.stats import t as student_t
 
-from cldiv.book.doubling import LONGER, Doubling, add_step, drift_sentence
-from cldiv.synthetic.convergence import LAST_SHARE, loss_trend
+from cldiv.images.simclr import SimCLRConfig
+from cldiv.runs.verdicts import change_verdict
+from cldiv.runs.doubling import LONGER, Doubling, add_step, drift_sentence
+from cldiv.runs.convergence import LAST_SHARE, loss_trend
 
 __all__ = ["CLAIM_NAMES", "Contrast", "LEARNING_MARGIN", "SIGNIFICANCE", "claim_verdict", "contrast",
            "cell_settled", "claim_contrasts", "contrasts_markdown", "converged_per_cell", "equal_length_contrasts",
@@ -212,20 +214,16 @@ def converged_per_cell(records: Mapping[tuple[str, str, int], dict]) -> dict[tup
 
 def longer_configs(runs: Sequence[dict]) -> list:
     """The configs of ``runs`` at LONGER times their epochs."""
-    from cldiv.images.simclr import SimCLRConfig
-
     return [replace(SimCLRConfig(**r["config"]), epochs=LONGER * r["config"]["epochs"]) for r in runs]
 
 
 def accuracy_change(runs: Sequence[dict], longer: Sequence[dict]) -> str:
     """Whether ``longer`` (``runs`` at LONGER times the epochs) changed the best probe accuracy:
-    ``cldiv.book.verdicts.change_verdict``, "yes", "no" or "not clear"."""
-    from cldiv.book.verdicts import change_verdict
-
+    ``cldiv.runs.verdicts.change_verdict``, "yes", "no" or "not clear"."""
     return change_verdict(*([100 * r["metrics"]["probe_best"] for r in group] for group in (runs, longer)), "accuracy")
 
 
-#: How SimCLR runs are doubled (``cldiv.book.doubling``): epochs, the mean best probe accuracy.
+#: How SimCLR runs are doubled (``cldiv.runs.doubling``): epochs, the mean best probe accuracy.
 DOUBLING = Doubling(longer_configs, lambda record: training_converged(record["curve"]["loss"]), accuracy_change)
 #: Whether a cell's runs have converged (module docstring): where ``store`` holds all of them at LONGER
 #: times the epochs, whether those left the best probe accuracy where it was; else whether every run has.
@@ -276,7 +274,7 @@ def longer_markdown(records: Mapping[tuple[str, str, int], dict], store, labels:
     converged runs at both lengths, and whether the longer runs changed the accuracy
     (``accuracy_change``); while a step's longer runs are not all stored, the command that trains them
     (``command``, the ``cldiv simclr`` options that select the chapter's runs); then the cells still
-    drifting (``cldiv.book.doubling.drift_sentence``); "" if every run has converged."""
+    drifting (``cldiv.runs.doubling.drift_sentence``); "" if every run has converged."""
     def percent(runs):
         return [100 * r["metrics"]["probe_best"] for r in runs]
 

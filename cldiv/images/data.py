@@ -34,25 +34,24 @@ from __future__ import annotations
 
 import math
 import pickle
-from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
 from cldiv.config import check_choice
 from cldiv.images import DATASETS, GENERATED_DATASETS
+from cldiv.images.scenes import scenes_dataset
+from cldiv.images.shapes import SHAPE_NAMES, ImageDataset, check_n_seed, hsv_to_rgb, rendered_dataset, shape_sdf
 
 __all__ = [
     "CIFAR10_CLASSES",
     "DATASETS",
     "DatasetUnavailableError",
-    "ImageDataset",
     "LATENT_NAMES",
     "LATENT_RANGES",
     "FIXED_BACKGROUND_RANGES",
     "NARROW_HUE_RANGES",
     "SHAPES_RANGES",
-    "SHAPE_NAMES",
     "load_cifar10",
     "load_images",
     "render_shapes",
@@ -63,9 +62,6 @@ __all__ = [
 SPLITS = ("train", "test")
 
 CIFAR10_CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
-
-SHAPE_NAMES = ("square", "triangle", "pentagon", "star", "plus", "ellipse",
-               "half_disc", "l_shape", "crescent", "arrow")
 
 LATENT_NAMES = ("x", "y", "size", "rotation", "hue", "background")
 
@@ -101,44 +97,7 @@ class DatasetUnavailableError(FileNotFoundError, ValueError):
     """The requested image data set is not on this machine and could not be downloaded."""
 
 
-@dataclass(frozen=True)
-class ImageDataset:
-    """Images with labels and (if known) latents.
-
-    images: (n, 3, H, W) uint8; labels: (n,) int64 in [0, n_classes); latents: (n, k) float32
-    or None; class_names, latent_names: what the labels and latent columns mean.
-    """
-
-    name: str
-    images: torch.Tensor
-    labels: torch.Tensor
-    class_names: tuple[str, ...]
-    latents: torch.Tensor | None = None
-    latent_names: tuple[str, ...] = ()
-
-    def __len__(self) -> int:
-        return self.images.shape[0]
-
-    def subset(self, index: torch.Tensor) -> "ImageDataset":
-        """The rows ``index`` (a 1-D index or boolean tensor) of every field."""
-        return ImageDataset(
-            self.name, self.images[index], self.labels[index], self.class_names,
-            None if self.latents is None else self.latents[index], self.latent_names,
-        )
-
-    def float_images(self, index: torch.Tensor | slice = slice(None), device: str | torch.device = "cpu") -> torch.Tensor:
-        """Images ``index`` as float32 in [0, 1] on ``device``: (m, 3, H, W)."""
-        return self.images[index].to(device).float().div_(255.0)
-
-
 # --- the generated data set ---------------------------------------------------------------
-
-
-def check_n_seed(n: int, seed: int) -> None:
-    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-        raise ValueError(f"n must be a non-negative integer; got {n!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
-        raise ValueError(f"seed must be an integer in [0, 2**63); got {seed!r}")
 
 
 def sample_shape_latents(n: int, seed: int, ranges: dict = LATENT_RANGES) -> tuple[torch.Tensor, torch.Tensor]:
@@ -154,60 +113,6 @@ def sample_shape_latents(n: int, seed: int, ranges: dict = LATENT_RANGES) -> tup
     high = torch.tensor([ranges[k][1] for k in LATENT_NAMES])
     latents = low + (high - low) * torch.rand(n, len(LATENT_NAMES), generator=rng)
     return labels, latents
-
-
-def _box(px: torch.Tensor, py: torch.Tensor, half_w: float, half_h: float, cx: float = 0.0, cy: float = 0.0) -> torch.Tensor:
-    """Signed distance to an axis-aligned box (exact)."""
-    dx = (px - cx).abs() - half_w
-    dy = (py - cy).abs() - half_h
-    outside = torch.sqrt(dx.clamp(min=0) ** 2 + dy.clamp(min=0) ** 2)
-    return outside + torch.maximum(dx, dy).clamp(max=0)
-
-
-def _regular_polygon(px: torch.Tensor, py: torch.Tensor, n_sides: int, apothem: float) -> torch.Tensor:
-    """Signed distance (exact inside, a lower bound outside) to a regular n-gon with a vertex up."""
-    d = None
-    for i in range(n_sides):
-        angle = math.pi / 2 + math.pi / n_sides + 2 * math.pi * i / n_sides  # edge normals
-        e = px * math.cos(angle) + py * math.sin(angle) - apothem
-        d = e if d is None else torch.maximum(d, e)
-    return d
-
-
-def shape_sdf(shape: int, px: torch.Tensor, py: torch.Tensor) -> torch.Tensor:
-    """Signed distance (negative inside) of unit-size shape ``shape`` at shape coordinates (px, py)."""
-    name = SHAPE_NAMES[shape]
-    r = torch.sqrt(px**2 + py**2)
-    if name == "square":
-        return _box(px, py, 0.75, 0.75)
-    if name == "triangle":
-        return _regular_polygon(px, py, 3, 0.5)
-    if name == "pentagon":
-        return _regular_polygon(px, py, 5, 0.8)
-    if name == "star":
-        phi = torch.atan2(py, px) - math.pi / 2
-        return (r - 0.68 * (1 + 0.4 * torch.cos(5 * phi))) * 0.7
-    if name == "plus":
-        return torch.minimum(_box(px, py, 0.95, 0.3), _box(px, py, 0.3, 0.95))
-    if name == "ellipse":
-        return (torch.sqrt((px / 1.0) ** 2 + (py / 0.5) ** 2) - 1.0) * 0.5
-    if name == "half_disc":
-        return torch.maximum(r - 1.0, -(py + 0.3))
-    if name == "l_shape":
-        return torch.minimum(_box(px, py, 0.3, 0.9, -0.5, 0.0), _box(px, py, 0.8, 0.3, 0.0, -0.6))
-    if name == "crescent":
-        inner = torch.sqrt((px - 0.45) ** 2 + (py - 0.2) ** 2) - 0.75
-        return torch.maximum(r - 0.95, -inner)
-    if name == "arrow":
-        head = torch.maximum(torch.maximum(-(px - 0.1), 0.6 * px + 0.8 * py - 0.5), 0.6 * px - 0.8 * py - 0.5)
-        return torch.minimum(head, _box(px, py, 0.5, 0.2, -0.4, 0.0))
-    raise AssertionError(name)
-
-
-def hsv_to_rgb(h: torch.Tensor, s: float, v: float) -> torch.Tensor:
-    """(n,) hues in [0, 1) -> (n, 3) RGB for fixed saturation and value."""
-    k = (torch.tensor([5.0, 3.0, 1.0]) + 6 * h[:, None]) % 6
-    return v - v * s * torch.clamp(torch.minimum(k, 4 - k), 0, 1)
 
 
 def render_shapes(labels: torch.Tensor, latents: torch.Tensor, size: int = 32) -> torch.Tensor:
@@ -244,15 +149,6 @@ def render_shapes(labels: torch.Tensor, latents: torch.Tensor, size: int = 32) -
     background = latents[:, 5, None, None, None]
     image = alpha[:, None] * colour + (1 - alpha[:, None]) * background
     return (image * 255).round_().clamp_(0, 255).to(torch.uint8)
-
-
-def rendered_dataset(name: str, labels: torch.Tensor, latents: torch.Tensor, render, latent_names: tuple[str, ...],
-                     chunk: int = 4096) -> ImageDataset:
-    """A generated ImageDataset: ``render(labels, latents)`` applied ``chunk`` images at a time."""
-    images = torch.empty(len(labels), 3, 32, 32, dtype=torch.uint8)
-    for start in range(0, len(labels), chunk):
-        images[start:start + chunk] = render(labels[start:start + chunk], latents[start:start + chunk])
-    return ImageDataset(name, images, labels, SHAPE_NAMES, latents, latent_names)
 
 
 def shapes_dataset(n: int, seed: int = 0, name: str = "shapes") -> ImageDataset:
@@ -341,8 +237,6 @@ def load_images(
     if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n <= 0):
         raise ValueError(f"n must be a positive integer or None; got {n!r}")
     if dataset in GENERATED_DATASETS:
-        from cldiv.images.scenes import scenes_dataset
-
         n = (50_000 if split == "train" else 10_000) if n is None else n
         seed = 2 * seed + (split == "test")
         if dataset == "scenes":

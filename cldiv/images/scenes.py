@@ -3,7 +3,7 @@
 On the plain ``shapes`` set (``cldiv.images.data``) one flat-coloured object sits on a flat
 background, so even a randomly initialised encoder's features separate the ten shapes linearly,
 and contrastive training has nothing left to add. Here the class is again the object's shape
-(``cldiv.images.data.SHAPE_NAMES``), and everything else varies and is recorded as a latent:
+(``cldiv.images.shapes.SHAPE_NAMES``), and everything else varies and is recorded as a latent:
 
 - the object: centre (x, y), size, rotation, hue over the whole colour circle, and a stripe
   texture of random orientation and frequency in the object's own frame;
@@ -27,7 +27,7 @@ import math
 
 import torch
 
-from cldiv.images.data import (
+from cldiv.images.shapes import (
     SHAPE_NAMES,
     ImageDataset,
     check_n_seed,

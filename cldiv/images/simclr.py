@@ -38,7 +38,7 @@ from cldiv.config import added_field, check_choice, check_positive, check_range
 from cldiv.images.encoders import STEMS, make_image_encoder, parameter_count
 from cldiv.images.data import load_images
 from cldiv.images.probe import latent_r2, linear_probe
-from cldiv.states import Checkpoints, continued_from, latest_state, machines_so_far, save_state
+from cldiv.runs.states import Checkpoints, continued_from, latest_state, machines_so_far, save_state
 
 __all__ = ["BUDGET_CHOICES", "SimCLRConfig", "budget_choice_configs", "build_encoder", "nt_xent", "run_simclr", "simclr_configs", "train_simclr"]
 
@@ -224,7 +224,7 @@ def train_simclr(config: SimCLRConfig, train, device: str | torch.device, *, pro
     losses: the mean NT-Xent of each epoch; timing: ``train_seconds`` (a continued run's included).
     Deterministic for ``config.seed`` on a given device and thread count. With ``$CLDIV_STATES`` set,
     the run continues a saved shorter run (``timing.continued_from``) and keeps its own final state
-    (``cldiv.states``).
+    (``cldiv.runs.states``).
     """
     torch.manual_seed(config.seed)  # the encoder's initialisation; then dropout
     encoder = build_encoder(config).to(device)

@@ -36,19 +36,12 @@ import torch.nn.functional as F
 from torch import nn
 from torch.func import functional_call, stack_module_state
 
+from cldiv.runs.store import ResultStore
+from cldiv.synthetic.train import (DATA_STREAM, autocast, build_model, curve_point, evaluation_latents, random_stream,
+                                   sample_batch, training_result, default_device, run_synthetic)
 from cldiv.synthetic.config import SyntheticConfig
-from cldiv.encoders import MLP_HIDDEN, MLPEncoder
+from cldiv.synthetic.encoders import MLP_HIDDEN, MLPEncoder
 from cldiv.losses import full, info_nce
-from cldiv.synthetic.train import (
-    DATA_STREAM,
-    autocast,
-    build_model,
-    curve_point,
-    evaluation_latents,
-    random_stream,
-    sample_batch,
-    training_result,
-)
 
 Tensor = torch.Tensor
 
@@ -296,9 +289,6 @@ def run_batched(configs: list[SyntheticConfig], store=None, *, device: str | Non
     Support-corrected runs, which the batched trainer does not take, run one by one through
     ``cldiv.synthetic.train.run_synthetic``.
     """
-    from cldiv.book.store import ResultStore
-    from cldiv.synthetic.train import default_device, run_synthetic
-
     store = store or ResultStore.default()
     device = device or default_device()
     pending = [c for c in configs if store.load(c) is None]

@@ -27,12 +27,15 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from cldiv.config import with_overrides, check_choice
+from cldiv.runs.store import cpu_name, bf16_instructions, git_commit, write_json_atomic, REPO_ROOT
+from cldiv.synthetic.sweeps import sweep_configs
+from cldiv.synthetic.table1 import table_configs
+from cldiv.synthetic.train import make_step, build_model
 from cldiv import budgets
-from cldiv.config import with_overrides
 from cldiv.synthetic.config import PRECISIONS, SyntheticConfig
-from cldiv.encoders import MLP_HIDDEN
+from cldiv.synthetic.encoders import MLP_HIDDEN
 from cldiv.sphere import uniform_sphere, vmf
-from cldiv.synthetic.train import make_step
 
 
 def straightforward_step(batch: int, seed: int = 0, tau: float = 0.3):
@@ -254,8 +257,6 @@ def grouped_negatives_timing(iterations: int = 10, cases=GROUPED_CASES) -> dict:
     per-anchor negatives and with anchors in G groups that share u (``SyntheticConfig.anchor_groups``),
     in one process and in alternating blocks (``time_steps``), so that every case sees the same
     machine load. A step encodes 2N + G M points (G = N for per-anchor negatives)."""
-    from cldiv.book.store import cpu_name
-
     steps = {}
     for n, groups in cases:
         config = SyntheticConfig(process="identity", d_fixed=1, loss="support_corrected", rho=1.0, batch_size=n,
@@ -301,9 +302,6 @@ def budget_runs(experiment: str, budget: str) -> list[SyntheticConfig]:
     """The MLP runs of a budget, whose steps cost about the same (the encoder's, at the same sizes;
     the processes differ only in the frozen g): the synthetic benchmark's holds and violated cells
     (the MLP half of Table 1, every seed), or every run of the progressive violation."""
-    from cldiv.synthetic.sweeps import sweep_configs
-    from cldiv.synthetic.table1 import table_configs
-
     if experiment == "synthetic":
         return table_configs(budget, columns=("holds", "violated"))
     return sweep_configs(experiment, budget)
@@ -325,9 +323,6 @@ def budget_step_timing(iterations: int = 5, cases=BUDGET_CASES) -> dict:
     """Seconds per training iteration (``make_step``, one process, alternating blocks) of one run of
     each (experiment, budget) in ``cases``, in float32 and in bf16 mixed precision, and the one-core
     hours of all of the budget's ``budget_runs`` at that rate: hours = runs x iterations x s / 3600."""
-    from cldiv.book.store import bf16_instructions, cpu_name
-    from cldiv.synthetic.train import build_model
-
     steps, weights = {}, {}
     for experiment, budget in cases:
         config = budget_runs(experiment, budget)[0]
@@ -372,8 +367,6 @@ def save_report(report: dict, path) -> None:
     """Write a timing report as JSON (atomically), stamped with the cldiv commit and its creation time (UTC)."""
     from datetime import datetime, timezone
 
-    from cldiv.book.store import git_commit, write_json_atomic
-
     write_json_atomic(Path(path), {**report, "git_commit": git_commit(),
                                    "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds")})
 
@@ -385,9 +378,6 @@ TIMING_REPORTS = {"grouped_negatives.json": "bench_grouped_negatives.py", "budge
 def stored_timing_markdown(report_name: str, render, *args) -> str:
     """``render(report, *args)`` of the committed report ``benchmarks/results/<report_name>`` (one of
     TIMING_REPORTS), or, while none is committed, the command that writes it."""
-    from cldiv.book.store import REPO_ROOT
-    from cldiv.config import check_choice
-
     check_choice("report_name", report_name, tuple(TIMING_REPORTS))
     path = REPO_ROOT / "benchmarks" / "results" / report_name
     if not path.exists():

@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from cldiv.synthetic.generators import GENERATORS
 from cldiv.config import added_field, check_choice, check_positive, check_range
-from cldiv.encoders import MLP_ORDERS
+from cldiv.synthetic.encoders import MLP_ORDERS
 
 ENCODERS = ("mlp", "inverse")
 LOSSES = ("infonce", "support_corrected")
@@ -63,12 +64,10 @@ class SyntheticConfig:
     positive_law: str = added_field("paper")
     # precision: "fp32", or "bf16" mixed precision: the encoder's matrix products in bfloat16
     # (autocast), its output normalisation, the loss, the weights, Adam and all metrics in float32
-    # (cldiv.encoders, cldiv.losses). About 2x faster per step on CPUs with bf16 instructions.
+    # (cldiv.synthetic.encoders, cldiv.losses). About 2x faster per step on CPUs with bf16 instructions.
     precision: str = added_field("fp32")
 
     def __post_init__(self) -> None:
-        from cldiv.generators import GENERATORS
-
         check_choice("process", self.process, GENERATORS)
         check_choice("process_variant", self.process_variant, ("paper", "code"))
         check_positive("latent_dim", self.latent_dim, integer=True)

@@ -17,13 +17,13 @@ of its iterations,
   batches of the support-corrected runs). With fewer than four logged losses in the last
   quarter only the R^2 criterion applies.
 
-Why 0.02. It is the scorecard's agreement floor for R^2 (``cldiv.book.verdicts.FLOOR``): a run
+Why 0.02. It is the scorecard's agreement floor for R^2 (``cldiv.runs.verdicts.FLOOR``): a run
 still moving by more than that could move its cell across the line between agreeing and not.
 On the runs committed by 2 December 2026 the last-quarter |change of R^2| has median 0.001-0.005
 in Table 1's holds, violated and inverse columns and their variants, where 72 of 75, 87 of 102 and
 97 of 111 runs pass, and 0.022 in the adapted column, where 39 of 87 pass (most of them at 16
 anchors a step); among the sweeps' runs the 90th percentile is 0.064 and 427 of 654 pass, the
-audit's point that the sweeps' first budgets were too small. ``python3 -m cldiv.synthetic.convergence``
+audit's point that the sweeps' first budgets were too small. ``python3 -m cldiv.book.convergence_report``
 prints these counts for the current store.
 
 Cells. A table cell or sweep point reports the mean held-out R^2 over its seeds, so what must have
@@ -42,7 +42,7 @@ shorter runs' curves do not show.
 
 Longer still. A cell that moved when doubled (or may have) is doubled again, and so on
 (``doubling_steps``), until a doubling leaves its mean R^2 where it was; ``settled_runs`` are its
-runs at that length, the shortest at which it has converged (``cldiv.book.doubling``, which the
+runs at that length, the shortest at which it has converged (``cldiv.runs.doubling``, which the
 SimCLR cells share). A cell that moved once is not trusted to its curves again.
 """
 
@@ -52,17 +52,13 @@ import math
 import statistics
 from dataclasses import dataclass
 
-from scipy.stats import theilslopes
-
-from cldiv.book.doubling import LONGER, Doubling, add_step, drift_sentence
-from cldiv.book.verdicts import FLOOR, SIGNIFICANCE, change_verdict
+from cldiv.runs.convergence import LAST_SHARE, LOSS_TOLERANCE, loss_trend, trend
+from cldiv.runs.doubling import LONGER, Doubling, add_step, drift_sentence
+from cldiv.runs.verdicts import FLOOR, SIGNIFICANCE, change_verdict
 from cldiv.config import with_overrides
 from cldiv.synthetic.config import SyntheticConfig
 
 R2_TOLERANCE = 0.02
-LOSS_TOLERANCE = 0.02
-#: The share of a run's iterations, counted from the end, over which it must have settled.
-LAST_SHARE = 0.25
 #: The mark of a table cell (or sweep point) that has not converged (``settled``), and its explanation.
 NOT_CONVERGED_MARK = "†"
 NOT_CONVERGED_NOTE = ("not converged: training every run twice as long moved the mean held-out R² (or may have, "
@@ -83,37 +79,15 @@ class Convergence:
     loss_trend: str    # "falling" (the loss criterion failed), "rising", "no trend" or "not judged"
 
 
-def _trend(iterations: list[int], values: list[float]) -> float:
-    """The change of ``values`` over ``iterations`` along their Theil-Sen line (median pairwise
-    slope times span); the plain end-to-end difference with fewer than three points."""
-    if len(values) < 3:
-        return values[-1] - values[0]
-    return float(theilslopes(values, iterations).slope) * (iterations[-1] - iterations[0])
-
-
 def convergence(record: dict) -> Convergence:
     """The convergence verdict of a stored synthetic run (module docstring)."""
     curve = record["curves"]
     iterations = curve["iteration"]
     start = (1 - LAST_SHARE) * record["config"]["iterations"]
     first = max([i for i, it in enumerate(iterations) if it <= start], default=0)
-    r2_change = _trend(iterations[first:], curve["r2"][first:])
-    loss_drop, trend = loss_trend([loss for it, loss in zip(iterations, curve["loss"]) if it > start])
-    return Convergence(abs(r2_change) <= R2_TOLERANCE and trend != "falling", r2_change, loss_drop, trend)
-
-
-def loss_trend(late: list[float]) -> tuple[float, str]:
-    """(drop, trend) of the losses ``late`` logged over a run's last quarter: the drop is the mean
-    of their earlier half minus the mean of their later half; the loss is "falling" when the drop
-    exceeds ``LOSS_TOLERANCE`` and twice its standard error (module docstring), "rising" when minus
-    the drop does, else "no trend". With fewer than four losses: (nan, "not judged")."""
-    if len(late) < 4:
-        return math.nan, "not judged"
-    earlier, later = late[: len(late) // 2], late[len(late) // 2:]
-    drop = statistics.fmean(earlier) - statistics.fmean(later)
-    error = math.sqrt(statistics.variance(earlier) / len(earlier) + statistics.variance(later) / len(later))
-    threshold = max(LOSS_TOLERANCE, 2 * error)
-    return drop, "falling" if drop > threshold else "rising" if -drop > threshold else "no trend"
+    r2_change = trend(iterations[first:], curve["r2"][first:])
+    loss_drop, direction = loss_trend([loss for it, loss in zip(iterations, curve["loss"]) if it > start])
+    return Convergence(abs(r2_change) <= R2_TOLERANCE and direction != "falling", r2_change, loss_drop, direction)
 
 
 def converged(record: dict) -> bool:
@@ -167,11 +141,11 @@ def r2_converged(records: list[dict]) -> str:
 
 def r2_change(runs: list[dict], longer: list[dict]) -> str:
     """Whether ``longer`` (``runs`` at LONGER times the iterations) changed the held-out R^2:
-    ``cldiv.book.verdicts.change_verdict``, "yes", "no" or "not clear"."""
+    ``cldiv.runs.verdicts.change_verdict``, "yes", "no" or "not clear"."""
     return change_verdict([r["metrics"]["r2"] for r in runs], [r["metrics"]["r2"] for r in longer], "r2")
 
 
-#: How synthetic runs are doubled (``cldiv.book.doubling``): iterations, the mean held-out R^2.
+#: How synthetic runs are doubled (``cldiv.runs.doubling``): iterations, the mean held-out R^2.
 DOUBLING = Doubling(longer_configs, converged, r2_change)
 #: Whether a group of runs (a table cell, a sweep point) has converged; its doubling steps; its runs
 #: at the shortest length at which it has (module docstring, "Cells" and "Longer still").
@@ -184,7 +158,7 @@ def longer_markdown(rows: list[tuple[str, tuple, str]], first: str) -> str:
     longer runs is stored, ``command``, which trains them; whether the longer runs changed the R^2
     (``r2_change``, once all are stored); then a sentence that counts the verdicts, each row named by
     its label and lengths, one that names the cells still drifting
-    (``cldiv.book.doubling.drift_sentence``) and one that names those not settled whose runs switch
+    (``cldiv.runs.doubling.drift_sentence``) and one that names those not settled whose runs switch
     between states (``switching_sentence``). ``first``: the first column's title."""
     lines = [f"| {first} | R² | R² at {LONGER}x the iterations | R² changed |",
              "|---|---|---|---|"]
@@ -207,7 +181,7 @@ def longer_markdown(rows: list[tuple[str, tuple, str]], first: str) -> str:
         return "\n".join(lines)
     summary = (f"R² changed: *yes* where the scorecard's rule tells the two apart (more than {FLOOR['r2']:g} apart and a "
                f"Welch test rejecting equal means at level {SIGNIFICANCE:g}), *no* where their means differ by at most "
-               f"{FLOOR['r2']:g} or the seeds' spread, *not clear* otherwise (`cldiv.book.verdicts.change_verdict`). Of the "
+               f"{FLOOR['r2']:g} or the seeds' spread, *not clear* otherwise (`cldiv.runs.verdicts.change_verdict`). Of the "
                f"{complete} rows whose longer runs are all stored, {len(verdicts['no'])} keep their R², so their "
                f"number at the shorter length does not hinge on where training stopped")
     summary += "".join(f". {text}: {'; '.join(labels)}" for key, text in
@@ -271,56 +245,3 @@ def loss_gap(record: dict) -> float:
 def batch_statistics_shortcut(record: dict) -> bool:
     """Whether a run's ``loss_gap`` exceeds ``SHORTCUT_GAP``."""
     return loss_gap(record) > SHORTCUT_GAP
-
-
-def _report() -> None:
-    """Counts of converged runs among the committed synthetic results, Table 1's and the sweeps'."""
-    import numpy as np
-
-    from cldiv.book.store import ResultStore
-    from cldiv.synthetic.table1 import column_of
-
-    groups: dict[str, list[Convergence]] = {}
-    for record in ResultStore.default().records("synthetic"):
-        config = record["config"]
-        sweep = config["latent_dim"] != 3 or config["anchor_groups"] or (
-            config["loss"] == "support_corrected" and config["rho"] != 1.0)
-        group = "sweeps" if sweep else f"Table 1 and variants, {column_of(config)}"
-        groups.setdefault(group, []).append(convergence(record))
-    for group, verdicts in sorted(groups.items()):
-        changes = np.abs([v.r2_change for v in verdicts])
-        print(f"{group}: {sum(v.converged for v in verdicts)}/{len(verdicts)} converged; |R^2 change| over the "
-              f"last quarter: median {np.median(changes):.3f}, 90th percentile {np.percentile(changes, 90):.3f}")
-    _report_cells()
-
-
-def _report_cells() -> None:
-    """Per headline table (Table 1 at its preferred budget, each sweep at ``cpu``): its cells, those
-    with a run not converged, and what training every run LONGER times as long did to their mean
-    R^2 (``r2_change``), apart for cells all of whose runs converged and the others."""
-    from cldiv.book.scorecard import table_cells
-    from cldiv.book.store import ResultStore
-    from cldiv.book.verdicts import CHANGE_VERDICTS, find_runs
-    from cldiv.synthetic.sweeps import SWEEPS, sweep_configs, sweep_points
-    from cldiv.synthetic.table1 import COLUMNS
-
-    store = ResultStore.default()
-    tables = {"Table 1": {key: runs for key, (_, runs) in find_runs(store, table_cells(COLUMNS)).items()}}
-    for name in SWEEPS:
-        records = [r for r in map(store.load, sweep_configs(name, "cpu")) if r is not None]
-        tables[f"{name} (cpu)"] = sweep_points(name, records)
-    for title, groups in tables.items():
-        counts = {True: dict.fromkeys(CHANGE_VERDICTS, 0), False: dict.fromkeys(CHANGE_VERDICTS, 0)}
-        for runs in groups.values():
-            longer = [store.load(c) for c in longer_configs(runs)]
-            if None not in longer:
-                counts[all(map(converged, runs))][r2_change(runs, longer)] += 1
-        moving = sum(not all(map(converged, runs)) for runs in groups.values())
-        print(f"{title}: {len(groups)} cells, {moving} with a run not converged, "
-              f"{sum(not settled(runs, store) for runs in groups.values())} not settled; R^2 changed by "
-              f"{LONGER}x the iterations (yes/no/not clear): cells with a run not converged {counts[False]}, "
-              f"cells all of whose runs converged {counts[True]}")
-
-
-if __name__ == "__main__":
-    _report()

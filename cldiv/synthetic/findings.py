@@ -11,10 +11,12 @@ from __future__ import annotations
 import statistics
 from typing import Iterable, Sequence
 
+from cldiv.runs.verdicts import FLOOR, cell_agrees
+from cldiv.synthetic.convergence import (DOUBLING, converged, r2_change, SHORTCUT_GAP, batch_statistics_shortcut,
+                                         loss_gap)
+from cldiv.synthetic.table1 import (column_of, fmt, has_cell, summarise, PATCHES_IB_PROTOCOLS, BLOCK_ORDER_CELLS,
+                                    BLOCK_ORDERS, COLUMN_TITLES, RERUN_CELLS)
 from cldiv.published import FIGURE5A, TABLE3, published
-from cldiv.book.verdicts import FLOOR, cell_agrees
-from cldiv.synthetic.convergence import DOUBLING, converged, r2_change
-from cldiv.synthetic.table1 import column_of, fmt, has_cell, summarise
 
 #: A violated MLP run that keeps only the fixed coordinate z_1 ends near R^2 = 1/3.
 ONE_THIRD = (0.2, 0.45)
@@ -123,8 +125,6 @@ def patches_ib_findings(rows: list[list[dict]], store) -> list[str]:
     time (``rows``: the runs of ``cldiv.synthetic.table1.patches_ib_protocol_configs``, one list per
     row of PATCHES_IB_PROTOCOLS): what each difference does to the mean R^2, which rows agree with
     the published value (``cell_agrees``), and which have settled (``DOUBLING.settled`` in ``store``)."""
-    from cldiv.synthetic.table1 import PATCHES_IB_PROTOCOLS
-
     target = published("r2", "inverse", "patches")
     r2 = [[r["metrics"]["r2"] for r in runs] for runs in rows]
     mean = [statistics.fmean(values) for values in r2]
@@ -145,8 +145,6 @@ def block_order_findings(rows: list[list[list[dict]]]) -> list[str]:
     ``cldiv.synthetic.table1.block_order_configs``): each order's mean R^2 and whether it agrees with
     the published value (``cell_agrees``, the scorecard's rule; "not converged" unless every run's
     curve has, ``converged``); then which order agrees with every cell."""
-    from cldiv.synthetic.table1 import BLOCK_ORDER_CELLS, BLOCK_ORDERS, COLUMN_TITLES
-
     verdicts = [[("not converged" if not all(map(converged, runs)) else
                   "agrees" if cell_agrees([r["metrics"]["r2"] for r in runs], published("r2", column, process), "r2")
                   else "disagrees") for runs in cell]
@@ -168,8 +166,6 @@ def rerun_findings(rerun: dict, rerun_loss: dict, rerun_at: str, n_mirrored: int
 
     rerun / rerun_loss: row of RERUN_CELLS -> ([R^2 or loss at the budget's sizes], [at rerun_at's]);
     n_mirrored of n_basin Spiral inverse-encoder seeds settled on the mirrored control."""
-    from cldiv.synthetic.table1 import COLUMN_TITLES, RERUN_CELLS
-
     text, matches = [], {}
     for i, (small_r2, big_r2) in rerun.items():
         column, p, changes = RERUN_CELLS[i]
@@ -260,7 +256,7 @@ def constraint_ratio_findings(rows: dict, processes: Iterable[str], rhos: Iterab
     of the Spiral MLP at the smallest rho at each length stored for every seed (``DOUBLING.lengths``),
     spiral_settled: those at the length at which it settled (``DOUBLING.settled_runs``; None if none
     has). An interior rho is named best only where its mean R^2 beats both ends by more than the
-    scorecard's floor (``cldiv.book.verdicts.FLOOR``); whether Spiral's resistance to the violation
+    scorecard's floor (``cldiv.runs.verdicts.FLOOR``); whether Spiral's resistance to the violation
     lasts is ``r2_change`` from its first runs to the settled ones (else to the longest stored)."""
     processes, rhos = list(processes), sorted(rhos)
     lo, hi = rhos[0], rhos[-1]
@@ -281,8 +277,6 @@ def constraint_ratio_findings(rows: dict, processes: Iterable[str], rhos: Iterab
             f"processes, against {_range((published('r2', 'adapted', p)[0] for p in at_one), 2)} in Table 1's "
             "*adapted* column: correcting the support makes the loss reward the right structure on each fibre, but it "
             "does not bring the low-bias encoder near the $R^2 \\approx 1$ it reaches when diversity holds.")
-    from cldiv.book.verdicts import FLOOR
-
     interior = [p for p in processes if best(p, "mlp") not in (None, lo, hi)
                 and r2(p, "mlp", best(p, "mlp")) - max(r2(p, "mlp", lo), r2(p, "mlp", hi)) > FLOOR["r2"]]
     if interior:
@@ -333,8 +327,6 @@ def _spiral_later(lengths: Sequence[list[dict]], settled: list[dict] | None) -> 
 
 def endpoint_table(rows: list[dict]) -> str:
     """``cldiv.synthetic.sweeps.endpoint_agreement`` rows as a markdown table."""
-    from cldiv.synthetic.table1 import COLUMN_TITLES
-
     lines = ["| process / encoder | ρ | sweep R² | Table 1 cell, same settings | R² | agrees | converged |",
              "|---|---|---|---|---|---|---|"]
     for r in rows:
@@ -400,10 +392,7 @@ def sharing_findings(sizes: dict[int, list[float]], sweep_size: int) -> str:
 def adapted_study_findings(rows: Iterable[tuple]) -> str:
     """The adapted-budget study in words. rows: (label of ``ADAPTED_SIZES``, config, record). Per size:
     how many runs converged, and per process whether its R^2 differs from the first size's (the
-    budget's own) by the scorecard's rule (``cldiv.book.verdicts.cell_agrees``)."""
-    from cldiv.book.verdicts import cell_agrees
-    from cldiv.synthetic.convergence import converged
-
+    budget's own) by the scorecard's rule (``cldiv.runs.verdicts.cell_agrees``)."""
     rows = list(rows)
     labels = list(dict.fromkeys(label for label, _, _ in rows))
     processes = list(dict.fromkeys(config.process for _, config, _ in rows))
@@ -432,8 +421,6 @@ def shortcut_findings(rows: Iterable[tuple]) -> str:
     """Which runs lowered their training loss through BatchNorm's batch statistics
     (``cldiv.synthetic.convergence.batch_statistics_shortcut``), per label of rows (label, config,
     record), with their R^2 against the other runs'."""
-    from cldiv.synthetic.convergence import SHORTCUT_GAP, batch_statistics_shortcut, loss_gap
-
     rows = list(rows)
     hit = [(label, record) for label, _, record in rows if batch_statistics_shortcut(record)]
     rest = [record for _, _, record in rows if not batch_statistics_shortcut(record)]

@@ -26,9 +26,10 @@ from typing import Any, Callable, Iterable
 
 import torch
 
+from cldiv.runs.store import ResultStore
 from cldiv.synthetic.batched import DeadlinePassed, batched_losses, free_memory_bytes, plan_groups, stack_encoders, train_batched
 from cldiv.synthetic.config import SyntheticConfig
-from cldiv.generators import SYNTHETIC_PROCESSES
+from cldiv.synthetic.generators import SYNTHETIC_PROCESSES
 from cldiv.synthetic.table1 import cell_config, table_configs
 from cldiv.synthetic.train import DATA_STREAM, build_model, contrastive_loss, default_device, random_stream, sample_batch
 
@@ -86,8 +87,6 @@ def gpu_run(
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
     """Train the missing runs of the chosen cells; return a report (module docstring)."""
-    from cldiv.book.store import ResultStore
-
     deadline = None if max_minutes is None else clock() + 60 * max_minutes
     device = device or default_device()
     store = store or ResultStore.default()

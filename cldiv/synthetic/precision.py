@@ -4,7 +4,7 @@ For every cell of Table 1 (and Figure 5a's inverse-encoder cell under diversity)
 ``precision="bf16"`` are paired with the float32 runs of the same config and seed. Per metric
 (held-out R^2, MCC, APE, loss at M = 2000) the study reports both means and a paired t-test of
 the per-seed differences (``scipy.stats.ttest_rel``): a p-value below ``SIGNIFICANCE`` with a mean
-difference above the scorecard's floor for that metric (``cldiv.book.verdicts.FLOOR``) marks the
+difference above the scorecard's floor for that metric (``cldiv.runs.verdicts.FLOOR``) marks the
 cell as changed. The paper's findings are the orderings of ``cldiv.synthetic.table1.shape_checks``;
 bf16 changes a finding when an ordering holds in one precision and not in the other.
 """
@@ -16,6 +16,9 @@ from dataclasses import replace
 
 from scipy.stats import ttest_rel
 
+from cldiv.budgets import budget
+from cldiv.config import config_hash
+from cldiv.synthetic.config import SyntheticConfig
 from cldiv.synthetic.table1 import COLUMN_TITLES, TABLE1_COLUMNS, column_of, has_cell, shape_checks
 
 METRICS = {"r2": ("R²", 0.02), "mcc": ("MCC", 0.05), "ape_code": ("APE", 0.005), "loss_m2000": ("loss", 0.02)}
@@ -27,9 +30,6 @@ def paired_runs(fp32: list[dict], bf16: list[dict]) -> dict[tuple[str, str], lis
 
     Records are matched by the hash of their config with the precision set to "fp32" (records stored
     before a field was added lack it in their config dict, so the dicts themselves are not compared)."""
-    from cldiv.config import config_hash
-    from cldiv.synthetic.config import SyntheticConfig
-
     def as_fp32(record: dict) -> SyntheticConfig:
         return replace(SyntheticConfig(**record["config"]), precision="fp32")
 
@@ -113,8 +113,6 @@ def cpu_size_pairs(records: list[dict]) -> dict[tuple[str, str], list[tuple[dict
     """``paired_runs`` of every stored run at one of the ``cpu`` budget's Table 1 batch sizes,
     whatever its iterations (the adapted cells' earlier 400-iteration runs included): the evidence
     from which the ``paper`` budget's ``fp32_cells`` are chosen (``sensitive_cells``)."""
-    from cldiv.budgets import budget
-
     cpu = budget("synthetic", "cpu")
     sizes = {cpu.config["batch_size"]} | {group.get("batch_size", cpu.config["batch_size"]) for group in cpu.groups.values()}
     runs = [r for r in records if r["config"]["batch_size"] in sizes]

@@ -1,4 +1,4 @@
-"""The named sweeps of Section 4: grids of ``SyntheticConfig`` run through ``cldiv.book.executor``.
+"""The named sweeps of Section 4: grids of ``SyntheticConfig`` run through ``cldiv.runs.executor``.
 
 - ``constraint_ratio`` (Tables 8-11, Fig. 5b): diversity violated (d_fixed = 1), support-corrected
   InfoNCE in which a fraction rho of each anchor's M negatives lies on K(z) and the rest is uniform
@@ -22,13 +22,14 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from cldiv.runs.verdicts import SIGNIFICANCE, cell_agrees
+from cldiv.synthetic.table1 import summarise, cell_config, column_of
 from cldiv import budgets
 from cldiv.config import check_choice, check_positive, check_subset, with_overrides
 from cldiv.synthetic.config import POSITIVE_LAWS, SyntheticConfig
-from cldiv.encoders import INVERSE_ENCODERS
-from cldiv.generators import SYNTHETIC_PROCESSES
-from cldiv.book.executor import EXECUTORS, grid, run_sweep
-from cldiv.synthetic.table1 import summarise
+from cldiv.synthetic.encoders import INVERSE_ENCODERS
+from cldiv.synthetic.generators import SYNTHETIC_PROCESSES
+from cldiv.runs.executor import EXECUTORS, grid, run_sweep
 from cldiv.synthetic.train import run_synthetic
 from cldiv.synthetic.convergence import (NOT_CONVERGED_MARK, NOT_CONVERGED_NOTE, SETTLED_LATER_MARK, doubling_steps,
                                          longer_markdown, settled, settled_runs, unsettled_markdown)
@@ -166,8 +167,6 @@ def endpoint_companions(configs: Iterable[SyntheticConfig]) -> list[SyntheticCon
 def is_table1_cell(config: SyntheticConfig) -> bool:
     """Whether ``config`` is a run of Table 1's adapted column under one of the synthetic budgets
     (the cpu budget's sweep at rho = 1 with the MLP is the paper budget's adapted cell)."""
-    from cldiv.synthetic.table1 import cell_config
-
     return config.process in SYNTHETIC_PROCESSES and any(
         config == cell_config("adapted", config.process, config.seed, name) for name in budgets.BUDGET_NAMES)
 
@@ -189,15 +188,12 @@ def endpoint_agreement(sweep_records: Iterable[dict], table_records: Iterable[di
     more: both means and standard deviations, the runs, whether both have converged (``settled``,
     their longer runs looked up in ``store``), whether
     the two are the ``same`` runs (the sweep's point is a Table 1 cell, ``endpoint_companions``), and
-    whether they agree by the scorecard's rule (``cldiv.book.verdicts.cell_agrees``: within the
+    whether they agree by the scorecard's rule (``cldiv.runs.verdicts.cell_agrees``: within the
     floor, or Welch's t-test does not reject equal means), the Table 1 cell in the published one's
     place. The claim is that *every* end agrees, so the test's level is Bonferroni-corrected over the
     rows that are separate runs (SIGNIFICANCE / their number); with one test per row at 0.05, 14 ends
     drawn from equal laws would show a spurious disagreement about half the time. Same runs agree.
     """
-    from cldiv.book.verdicts import SIGNIFICANCE, cell_agrees
-    from cldiv.synthetic.table1 import column_of
-
     table: dict[tuple, list[dict]] = {}
     for record in table_records:
         table.setdefault((column_of(record["config"]), record["config"]["process"]), []).append(record)

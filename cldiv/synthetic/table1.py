@@ -19,17 +19,17 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from cldiv.book.verdicts import cell_agrees
+from cldiv.runs.verdicts import cell_agrees
 from cldiv.config import check_choice, with_overrides
 from cldiv import budgets
 from cldiv.synthetic.config import SyntheticConfig
-from cldiv.book.doubling import LONGER
+from cldiv.runs.doubling import LONGER
 from cldiv.synthetic.convergence import (DOUBLING, NOT_CONVERGED_MARK, NOT_CONVERGED_NOTE, SETTLED_LATER_MARK,
                                          converged, doubling_steps, longer_markdown, r2_change, r2_converged, settled,
                                          unsettled_markdown)
-from cldiv.encoders import INVERSE_ENCODERS
+from cldiv.synthetic.encoders import INVERSE_ENCODERS
 from cldiv.published import published
-from cldiv.generators import SYNTHETIC_PROCESSES
+from cldiv.synthetic.generators import SYNTHETIC_PROCESSES
 from cldiv.synthetic.train import scatter_latents
 
 COLUMNS: dict[str, dict[str, Any]] = {
@@ -263,7 +263,7 @@ def block_order_markdown(rows: list[list[list[dict]]]) -> str:
 
 
 def longer_table(found: dict, store) -> str:
-    """The headline cells (``found``: ``cldiv.book.verdicts.find_runs``) some of whose runs have not
+    """The headline cells (``found``: ``cldiv.runs.verdicts.find_runs``) some of whose runs have not
     converged, one row per step of their ``cldiv.synthetic.convergence.doubling_steps`` (their runs at
     LONGER times the iterations, and again while that moved them) in ``store``, as a markdown table
     (``longer_markdown``) with the ``cldiv synthetic`` command that trains a step's longer runs, then
@@ -291,7 +291,7 @@ def longer_table(found: dict, store) -> str:
 
 def unsettled_table(found: dict) -> str:
     """``cldiv.synthetic.convergence.unsettled_markdown`` of the headline cells' runs (``found``:
-    ``cldiv.book.verdicts.find_runs``) that have not converged, each labelled by its cell and seed;
+    ``cldiv.runs.verdicts.find_runs``) that have not converged, each labelled by its cell and seed;
     "" if every run has converged."""
     return unsettled_markdown([(f"{process} {COLUMN_TITLES[column]}, seed {r['config']['seed']}", r)
                                for (column, process), (_, runs) in found.items() for r in runs])
@@ -445,7 +445,7 @@ def markdown_table(
     """A markdown table, one row per process, 'ours (published)' in every cell; a cell that has not
     converged (``summarise``'s "settled") is marked ``NOT_CONVERGED_MARK``, explained under the table
     with how many of its runs have converged; a cell of ``trained_longer`` ((column, process), taken
-    at the shortest length at which it converged: ``cldiv.book.verdicts.settle``) is marked
+    at the shortest length at which it converged: ``cldiv.runs.verdicts.settle``) is marked
     ``SETTLED_LATER_MARK``, with its iterations under the table.
 
     ``published_metric`` names the paper's metric to show beside ours when it differs (e.g.

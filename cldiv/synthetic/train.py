@@ -26,13 +26,15 @@ from typing import Any, Iterable
 import torch
 from tqdm import tqdm
 
+from cldiv.runs.executor import run_sweep
+from cldiv.runs.store import bf16_instructions, ResultStore
 from cldiv.config import check_choice, with_overrides
 from cldiv.synthetic.config import SyntheticConfig
-from cldiv.encoders import Recovery, make_encoder
-from cldiv.generators import make_generator
+from cldiv.synthetic.encoders import Recovery, make_encoder
+from cldiv.synthetic.generators import make_generator
 from cldiv.losses import info_nce, support_corrected_info_nce
 from cldiv.metrics import affine_r2, angle_preservation_error, mean_correlation_coefficient
-from cldiv.states import Checkpoints, continued_from, latest_state, machines_so_far, save_state
+from cldiv.runs.states import Checkpoints, continued_from, latest_state, machines_so_far, save_state
 from cldiv.sphere import grouped_uniform_sphere, restricted_vmf, uniform_on_fibre, uniform_sphere
 
 Tensor = torch.Tensor
@@ -247,8 +249,6 @@ def warn_if_slow_bf16(config: SyntheticConfig, device: str) -> None:
     """Warn when ``config`` asks for bf16 on a CPU without bf16 matrix instructions (amx_bf16,
     avx512_bf16): torch then runs bf16 matrix products in a reference kernel, on an AMD EPYC Zen 3
     40-60x slower than float32 (measured with 512 and 2048 matmuls on one core), so a bf16 budget takes days."""
-    from cldiv.book.store import bf16_instructions
-
     if config.precision == "bf16" and device == "cpu" and not bf16_instructions():
         warnings.warn("precision='bf16' on a CPU without bf16 matrix instructions (amx_bf16, avx512_bf16): "
                       "its matrix products run in a slow reference kernel (40-60x slower than fp32); "
@@ -321,7 +321,7 @@ def train(
     curves: iteration, training-batch loss and held-out R^2 on a fixed evaluation set, every
     ``eval_every`` iterations and at the end. Deterministic on CPU for a given seed. With
     ``$CLDIV_STATES`` set, the run continues a saved shorter run and keeps its own final state
-    (``cldiv.states``); ``timing.continued_from`` then names the shorter run.
+    (``cldiv.runs.states``); ``timing.continued_from`` then names the shorter run.
     """
     device = device or default_device()
     model, step, stateful = make_step(config, device)
@@ -381,17 +381,13 @@ def run_all(
 ) -> list[dict]:
     """Load or compute every config (resumable: finished configs are skipped).
 
-    ``workers`` > 1 runs the missing configs in that many processes (``cldiv.book.executor``), each
+    ``workers`` > 1 runs the missing configs in that many processes (``cldiv.runs.executor``), each
     with usable CPUs // workers threads; results are bitwise those of a single process with the
     same thread count.
     """
-    from cldiv.book.store import ResultStore
-
     store = store or ResultStore.default()
     configs = list(configs)
     if workers > 1:
-        from cldiv.book.executor import run_sweep
-
         return run_sweep(configs, run_synthetic, store=store, workers=workers, progress=progress)
     records = []
     bar = tqdm(configs, disable=None if progress else True, desc="configs")

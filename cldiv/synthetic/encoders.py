@@ -36,7 +36,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from cldiv.generators import rotate_first_plane
+from cldiv.synthetic.generators import rotate_first_plane
 from cldiv.losses import full
 
 Tensor = torch.Tensor

@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterable
 from tqdm import tqdm
 
 from cldiv.config import Config, check_choice, with_overrides
-from cldiv.book.store import ResultStore, git_commit
+from cldiv.runs.store import ResultStore, git_commit
 
 EXECUTORS = ("local", "ray")
 

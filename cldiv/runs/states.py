@@ -4,7 +4,7 @@ A synthetic run (iterations) and a SimCLR run (epochs) are functions of their co
 learning rate on batches drawn from the seed's random streams. So the first k steps of a run of n > k steps
 are the run of k steps with every other field the same, and the run of n can start from that run's final
 state (model, optimizer, random streams, curve so far): bitwise the uninterrupted run on the same kind of CPU
-and thread count (``tests/test_states.py``). A doubling (``cldiv.book.doubling``) then costs the new steps only.
+and thread count (``tests/test_states.py``). A doubling (``cldiv.runs.doubling``) then costs the new steps only.
 
 Off unless ``$CLDIV_STATES`` names a directory. A state is the file ``<lineage>_<length>.pt`` there, where the
 lineage is the hash of the config without its length (the field named ``length``: "iterations", "epochs"); it
@@ -33,7 +33,7 @@ from typing import Any
 
 import torch
 
-from cldiv.book.store import cpu_name
+from cldiv.runs.store import cpu_name
 from cldiv.config import Config, config_hash
 
 STATES_VARIABLE = "CLDIV_STATES"

@@ -34,7 +34,7 @@ def git_commit() -> str:
     """The commit of the cldiv checkout, with '+dirty' if cldiv/ differs from it in any way.
 
     Read once per process, before its first run (``ResultStore.get_or_run``,
-    ``cldiv.book.executor.run_sweep``), so that a result records the code the process started
+    ``cldiv.runs.executor.run_sweep``), so that a result records the code the process started
     with, not a checkout that moved on while it trained. ``$CLDIV_GIT_COMMIT``, if set, is taken
     instead: for a copy of the checkout without its ``.git`` (a lent GPU machine gets the working
     tree only), set to the commit it was copied from.
@@ -167,7 +167,7 @@ class ResultStore:
              threads: int | None = None) -> dict:
         """Store ``result`` (a dict with at least 'metrics') for ``config``; returns the record.
         ``threads``: the torch threads of the worker that ran it, if not this process. A result that
-        continues a shorter run (``timing.continued_from``, ``cldiv.states``) adds that
+        continues a shorter run (``timing.continued_from``, ``cldiv.runs.states``) adds that
         run's training seconds to ``wall_time_s``: the record's wall time is what produced it."""
         if "metrics" not in result:
             raise ValueError("result must contain a 'metrics' entry")

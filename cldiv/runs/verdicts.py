@@ -26,7 +26,7 @@ is the set of its runs at the paper's protocol (``SyntheticConfig`` defaults for
 is neither a cell field nor a budget field); seeds are pooled. If several budgets were run, the
 paper's budget wins, then the one with the most iterations, then the most seeds. A cell whose runs
 have not converged is taken at the shortest stored length at which it has (``settle``: its runs
-trained ever longer, as ``cldiv.book.doubling`` doubles them), marked ‡. Runs of the
+trained ever longer, as ``cldiv.runs.doubling`` doubles them), marked ‡. Runs of the
 authors' code variants (another learning rate, generator variant, MLP order, ...) do not count
 here: the chapters show them.
 """
@@ -40,7 +40,7 @@ from typing import Callable, Iterable, Sequence
 
 from scipy.stats import ttest_ind_from_stats
 
-from cldiv.book.store import ResultStore
+from cldiv.runs.store import ResultStore
 
 VERDICTS = ("reproduced", "partly", "not reproduced", "not converged", "measured", "not yet run")
 
@@ -216,7 +216,7 @@ def find_runs(store: ResultStore, configs: Callable[[str], Iterable[tuple[tuple,
 def settle(found: Cells, store: ResultStore,
            settled_runs: Callable[[list[dict], ResultStore], list[dict] | None]) -> tuple[Cells, set]:
     """Each cell of ``found`` at the shortest stored length at which it has converged
-    (``settled_runs``: a ``cldiv.book.doubling.Doubling.settled_runs``), or with its own runs where
+    (``settled_runs``: a ``cldiv.runs.doubling.Doubling.settled_runs``), or with its own runs where
     the store holds no such length; and the keys of the cells taken at a longer length than found."""
     cells: Cells = {}
     for key, (budget, runs) in found.items():
