@@ -226,7 +226,7 @@ def test_a_group_that_moved_when_doubled_is_doubled_again_until_a_doubling_keeps
 def test_a_sweep_table_shows_a_point_at_its_settled_length_marked_and_named_below(tmp_path):
     from cldiv.runs.store import ResultStore
     from cldiv.synthetic.config import SyntheticConfig
-    from cldiv.synthetic.convergence import SETTLED_LATER_MARK
+    from cldiv.runs.doubling import SETTLED_LATER_MARK
     from cldiv.synthetic.sweeps import markdown_summary, settled_records
 
     runs = lambda d_fixed, finals, iterations: group(finals, iterations, d_fixed)  # noqa: E731
@@ -304,7 +304,8 @@ def test_a_table1_cell_is_shown_at_the_shortest_length_at_which_it_settled_marke
 
     from cldiv.runs.store import ResultStore
     from cldiv.runs.verdicts import settle
-    from cldiv.synthetic.convergence import NOT_CONVERGED_MARK, SETTLED_LATER_MARK, settled_runs
+    from cldiv.synthetic.convergence import settled_runs
+    from cldiv.runs.doubling import NOT_CONVERGED_MARK, SETTLED_LATER_MARK
     from cldiv.synthetic.table1 import cell_config, markdown_table, summarise
 
     store = ResultStore(tmp_path)

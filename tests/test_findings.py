@@ -46,7 +46,7 @@ def test_a_comparison_in_the_findings_turns_when_the_data_turn():
 
 
 def test_constraint_ratio_findings_name_the_interior_optimum_and_the_inverse_encoders_direction():
-    from cldiv.synthetic.findings import constraint_ratio_findings
+    from cldiv.synthetic.sweep_findings import constraint_ratio_findings
 
     rows = {("identity", "mlp"): {0.0: (0.3, 0, 5), 0.5: (0.7, 0, 5), 1.0: (0.6, 0, 5)},
             ("identity", "inverse"): {0.0: (0.95, 0, 5), 1.0: (0.7, 0, 5)}}
@@ -60,7 +60,7 @@ def test_constraint_ratio_findings_name_the_interior_optimum_and_the_inverse_enc
 
 
 def test_spirals_resistance_to_the_violation_is_called_lasting_only_if_the_runs_where_it_settles_keep_it():
-    from cldiv.synthetic.findings import constraint_ratio_findings
+    from cldiv.synthetic.sweep_findings import constraint_ratio_findings
 
     rows = {("spiral", "mlp"): {0.0: (0.96, 0.01, 3), 1.0: (0.62, 0.01, 3)}}
     table1 = {"the paper's protocol": 0.33, "the cpu budget": 0.99}
@@ -91,7 +91,7 @@ def test_spirals_resistance_to_the_violation_is_called_lasting_only_if_the_runs_
 
 def test_rerun_findings_compare_with_the_published_value_and_count_the_mirrored_seeds():
     from cldiv.synthetic.findings import rerun_findings
-    from cldiv.synthetic.table1 import RERUN_CELLS
+    from cldiv.synthetic.studies import RERUN_CELLS
 
     i = next(i for i, (column, p, changes) in enumerate(RERUN_CELLS) if (column, p) == ("holds", "patches"))
     target = published("r2", "holds", "patches")[0]
@@ -102,7 +102,7 @@ def test_rerun_findings_compare_with_the_published_value_and_count_the_mirrored_
 
 
 def test_progressive_findings_report_recovery_with_and_without_a_fixed_coordinate():
-    from cldiv.synthetic.findings import progressive_findings
+    from cldiv.synthetic.sweep_findings import progressive_findings
 
     rows = {("linear", "paper"): {0: (0.86, 0, 5), 1: (0.15, 0, 5)}}
     split = {("linear", 1): [(0.5, 0.02)], ("linear", 4): [(0.6, 0.05)], ("linear", 6): [(0.7, 0.04)]}
@@ -122,7 +122,7 @@ def test_the_patches_protocol_study_says_which_difference_moves_the_cell_and_whi
     from cldiv.runs.store import ResultStore
     from cldiv.synthetic.convergence import longer_configs
     from cldiv.synthetic.findings import patches_ib_findings
-    from cldiv.synthetic.table1 import patches_ib_protocol_configs, patches_ib_protocol_markdown
+    from cldiv.synthetic.studies import patches_ib_protocol_configs, patches_ib_protocol_markdown
 
     def as_record(config, r2, curve=None):
         curve = curve or [r2] * 20
@@ -148,7 +148,7 @@ def test_the_patches_protocol_study_says_which_difference_moves_the_cell_and_whi
 
 def test_the_block_order_study_shows_each_order_per_cell_and_which_agrees_with_the_published_value():
     from cldiv.synthetic.findings import block_order_findings
-    from cldiv.synthetic.table1 import BLOCK_ORDER_CELLS, block_order_configs, block_order_markdown
+    from cldiv.synthetic.studies import BLOCK_ORDER_CELLS, block_order_configs, block_order_markdown
 
     def as_record(config, r2):
         return {"config": asdict(config), "metrics": {"r2": r2},
@@ -177,7 +177,7 @@ def test_the_block_order_study_shows_each_order_per_cell_and_which_agrees_with_t
 
 
 def test_the_group_size_comparison_says_whether_sharing_changes_the_runs_and_whether_the_sweeps_size_is_cleared():
-    from cldiv.synthetic.findings import sharing_findings
+    from cldiv.synthetic.sweep_findings import sharing_findings
 
     alike = {1: [0.20, 0.22, 0.24], 4: [0.21, 0.23, 0.23], 8: [0.22, 0.24, 0.26]}
     text = sharing_findings(alike, 4)

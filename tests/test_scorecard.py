@@ -12,7 +12,7 @@ from cldiv.book import scorecard as sc
 from cldiv.book.theorem_checks import STATEMENTS
 from cldiv.runs.verdicts import VERDICTS, Tally, cell_agrees, claim_verdict, verdict_rules
 from cldiv.published import FIGURE3, published
-from cldiv.synthetic import table1 as tables
+from cldiv.synthetic import studies, table1 as tables
 from cldiv.config import config_hash
 from cldiv.budgets import budget as named_budget, overrides
 from cldiv.synthetic.generators import SYNTHETIC_PROCESSES
@@ -217,7 +217,7 @@ def test_a_missed_patches_inductive_bias_shape_check_points_to_the_code_protocol
         write_run(tmp_path, tables.cell_config("inverse", "patches", seed, "paper"), r2=0.6)
     shape = row(sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path), "Table 1").shape
     assert "patches: inverse encoder under violation >= 0.85" in shape and "code's protocol" not in shape
-    for config in tables.patches_ib_protocol_configs("paper", tables.PATCHES_IB_SEEDS)[-1]:
+    for config in studies.patches_ib_protocol_configs("paper", studies.PATCHES_IB_SEEDS)[-1]:
         write_run(tmp_path, config, r2=0.88)
     shape = row(sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path), "Table 1").shape
     assert "the code's Patches at lr 1e-4 and 10000 it: R² 0.88 ± 0.00, 3 runs, settled" in shape

@@ -11,7 +11,7 @@ from cldiv.synthetic.encoders import MLPEncoder
 from cldiv.runs.store import REPO_ROOT
 from cldiv.sphere import grouped_uniform_sphere
 from cldiv.budgets import PAPER_10D_WIDTHS
-from cldiv.synthetic import findings
+from cldiv.synthetic import sweep_findings
 from cldiv.synthetic.sweeps import (endpoint_agreement, markdown_summary, run_named_sweep, summary_rows,
                           sweep_configs)
 from cldiv.synthetic.train import build_model, contrastive_loss, make_step, sample_batch
@@ -212,10 +212,10 @@ def test_an_end_that_is_a_table_1_cell_is_marked_same_and_left_out_of_the_test_l
     table = [_run(0.06 + 0.01 * s, s, d_fixed=1) for s in range(3)] + adapted
     rows = {r["column"]: r for r in endpoint_agreement(sweep, table)}
     assert rows["adapted"]["same"] and rows["adapted"]["agrees"] and not rows["violated"]["same"]
-    text = findings.endpoint_findings(list(rows.values()))
+    text = sweep_findings.endpoint_findings(list(rows.values()))
     assert "in 1 of 1 cases" in text and "level 0.05 / 1" in text
     assert "(identity / mlp at ρ = 1) the sweep's runs are Table 1's cells themselves" in text
-    assert "| same runs |" in findings.endpoint_table(list(rows.values()))
+    assert "| same runs |" in sweep_findings.endpoint_table(list(rows.values()))
 
 
 def test_sweep_endpoints_are_compared_with_table_1_cells_of_the_same_process_and_encoder():

@@ -13,9 +13,9 @@ from cldiv.budgets import BUDGETS, overrides
 from cldiv.synthetic.config import SyntheticConfig
 from cldiv.runs.store import ResultStore
 from cldiv.published import TABLE1_R2, TABLE3, TABLES4_6, published
-from cldiv.synthetic.table1 import (ERRATA_VARIANTS, RERUN_CELLS, SPIRAL_BASIN_SEEDS, cell_config, column_of,
-                                    companion_configs, errata_pairs, markdown_table, mirrored_spiral, quarter_batch,
-                                    rerun_pairs, shape_checks, summarise, table_configs)
+from cldiv.synthetic.studies import (ERRATA_VARIANTS, RERUN_CELLS, SPIRAL_BASIN_SEEDS, companion_configs,
+                                     errata_pairs, mirrored_spiral, quarter_batch, rerun_pairs)
+from cldiv.synthetic.table1 import cell_config, column_of, markdown_table, shape_checks, summarise, table_configs
 from cldiv.synthetic.train import contrastive_loss, build_model, make_step, run_all, sample_batch, scatter_latents, train, random_stream
 
 
@@ -183,7 +183,7 @@ def test_run_all_stores_results_and_summaries_aggregate_over_seeds(tmp_path):
 def test_projected_hours_scales_measured_seconds_per_iteration_by_the_runs_and_workers():
     from dataclasses import asdict
 
-    from cldiv.synthetic.table1 import projected_hours
+    from cldiv.synthetic.cost import projected_hours
 
     configs = table_configs("paper", processes=["identity", "linear"], columns=("holds", "violated"), seeds=2)
     def record(config, seconds, threads=1):
@@ -197,7 +197,7 @@ def test_projected_hours_scales_measured_seconds_per_iteration_by_the_runs_and_w
 
 
 def test_encoder_points_count_anchors_positives_and_each_losss_negatives():
-    from cldiv.synthetic.table1 import encoder_points
+    from cldiv.synthetic.cost import encoder_points
 
     holds, adapted = (cell_config(c, "identity", 0, "paper") for c in ("holds", "adapted"))
     assert encoder_points(holds) == 2000 + 2000 + 2000  # M negatives shared by all anchors
@@ -211,7 +211,7 @@ def test_encoder_points_count_anchors_positives_and_each_losss_negatives():
 def test_projected_hours_by_points_scale_the_largest_measured_float32_mlp_shape():
     from dataclasses import asdict
 
-    from cldiv.synthetic.table1 import encoder_points, projected_hours_by_points
+    from cldiv.synthetic.cost import encoder_points, projected_hours_by_points
 
     def record(config, seconds, threads=1):
         return {"config": asdict(config), "provenance": {"threads": threads, "device": "cpu", "wall_time_s": seconds,
@@ -228,7 +228,8 @@ def test_projected_hours_by_points_scale_the_largest_measured_float32_mlp_shape(
 
 
 def test_the_adapted_study_resizes_the_budgets_adapted_cells_at_about_eight_then_sixteen_times_its_compute():
-    from cldiv.synthetic.table1 import ADAPTED_SIZES, adapted_study_configs, encoder_points
+    from cldiv.synthetic.cost import encoder_points
+    from cldiv.synthetic.studies import ADAPTED_SIZES, adapted_study_configs
 
     rows = adapted_study_configs("cpu", ["identity"], seeds=2)
     assert [label for label, _ in rows] == [label for label, _ in ADAPTED_SIZES for _ in range(2)]
@@ -243,7 +244,7 @@ def test_the_adapted_study_resizes_the_budgets_adapted_cells_at_about_eight_then
 
 
 def test_the_paper_budgets_adapted_cells_are_the_studys_last_size():
-    from cldiv.synthetic.table1 import adapted_study_configs
+    from cldiv.synthetic.studies import adapted_study_configs
 
     last = [config for label, config in adapted_study_configs("cpu", ["identity", "linear"], seeds=1)][-1]
     assert last == cell_config("adapted", "linear", 0, "paper")  # the same runs, stored once
@@ -251,7 +252,7 @@ def test_the_paper_budgets_adapted_cells_are_the_studys_last_size():
 
 
 def test_the_adapted_study_table_shows_every_size_with_its_cost_and_convergence(tmp_path):
-    from cldiv.synthetic.table1 import ADAPTED_SIZES, adapted_study_configs, adapted_study_table
+    from cldiv.synthetic.studies import ADAPTED_SIZES, adapted_study_configs, adapted_study_table
 
     rows = adapted_study_configs("smoke", ["identity"], seeds=1)
     records = run_all([config for _, config in rows], ResultStore(tmp_path), progress=False)
@@ -266,7 +267,7 @@ def test_the_adapted_study_table_shows_every_size_with_its_cost_and_convergence(
 
 def test_the_adapted_study_findings_count_converged_runs_and_compare_each_size_with_the_budgets(tmp_path):
     from cldiv.synthetic.findings import adapted_study_findings
-    from cldiv.synthetic.table1 import adapted_study_configs
+    from cldiv.synthetic.studies import adapted_study_configs
 
     rows = adapted_study_configs("smoke", ["identity"], seeds=2)
     records = run_all([config for _, config in rows], ResultStore(tmp_path), progress=False)
@@ -282,7 +283,7 @@ def test_the_adapted_study_findings_count_converged_runs_and_compare_each_size_w
 
 
 def test_the_settled_sizes_are_those_at_which_every_run_converged_costliest_first(tmp_path):
-    from cldiv.synthetic.table1 import adapted_study_configs, settled_sizes
+    from cldiv.synthetic.studies import adapted_study_configs, settled_sizes
 
     rows = adapted_study_configs("smoke", ["identity"], seeds=1)
 

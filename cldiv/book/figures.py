@@ -14,7 +14,8 @@ import torch
 
 from cldiv.images.augment import REGIME_LABELS, augment_batch, regime_transforms
 from cldiv.images.encoders import ENCODER_LABELS
-from cldiv.synthetic.table1 import COLUMN_TITLES, COLUMNS, column_of, encoder_points
+from cldiv.synthetic.cost import encoder_points
+from cldiv.synthetic.table1 import COLUMN_TITLES, COLUMNS, column_of
 from cldiv.book.plotting import scatter3d, sphere_axes
 from cldiv.sphere import restricted_vmf, uniform_sphere, vmf
 from cldiv.theory.maps import Map

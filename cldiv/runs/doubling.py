@@ -26,6 +26,11 @@ from dataclasses import dataclass
 
 #: How many times its length a cell some of whose runs have not converged is also trained for.
 LONGER = 2
+#: The mark of a cell that has not converged (``Doubling.settled``), in every table of the book.
+NOT_CONVERGED_MARK = "†"
+#: The mark of a cell shown at a longer length than its table's, the shortest at which it has converged
+#: (``Doubling.settled_runs``).
+SETTLED_LATER_MARK = "‡"
 
 #: One doubling step: (the runs, their configs at LONGER times the length, those of them stored).
 Step = tuple[list[dict], list, list[dict]]

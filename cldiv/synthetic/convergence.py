@@ -59,14 +59,10 @@ from cldiv.config import with_overrides
 from cldiv.synthetic.config import SyntheticConfig
 
 R2_TOLERANCE = 0.02
-#: The mark of a table cell (or sweep point) that has not converged (``settled``), and its explanation.
-NOT_CONVERGED_MARK = "†"
+#: The explanation of ``NOT_CONVERGED_MARK`` under a synthetic table.
 NOT_CONVERGED_NOTE = ("not converged: training every run twice as long moved the mean held-out R² (or may have, "
                       "which the seeds cannot tell), or, where those runs are not stored, some run's held-out R² "
                       "or loss still moved over the last quarter of training (cldiv.synthetic.convergence)")
-#: The mark of a cell (or sweep point) shown at a longer length than its table's, the shortest at which
-#: it has converged (``settled_runs``).
-SETTLED_LATER_MARK = "‡"
 
 
 @dataclass(frozen=True)

@@ -31,8 +31,9 @@ from cldiv.synthetic.encoders import INVERSE_ENCODERS
 from cldiv.synthetic.generators import SYNTHETIC_PROCESSES
 from cldiv.runs.executor import EXECUTORS, grid, run_sweep
 from cldiv.synthetic.train import run_synthetic
-from cldiv.synthetic.convergence import (NOT_CONVERGED_MARK, NOT_CONVERGED_NOTE, SETTLED_LATER_MARK, doubling_steps,
-                                         longer_markdown, settled, settled_runs, unsettled_markdown)
+from cldiv.synthetic.convergence import (NOT_CONVERGED_NOTE, doubling_steps, longer_markdown, settled, settled_runs,
+                                         unsettled_markdown)
+from cldiv.runs.doubling import NOT_CONVERGED_MARK, SETTLED_LATER_MARK
 
 SWEEPS = ("constraint_ratio", "progressive_violation")
 

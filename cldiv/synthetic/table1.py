@@ -14,7 +14,6 @@ The paper's numbers for these cells are in ``cldiv.published``.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict
 from typing import Any, Callable, Iterable
 
 import numpy as np
@@ -23,14 +22,12 @@ from cldiv.runs.verdicts import cell_agrees
 from cldiv.config import check_choice, with_overrides
 from cldiv import budgets
 from cldiv.synthetic.config import SyntheticConfig
-from cldiv.runs.doubling import LONGER
-from cldiv.synthetic.convergence import (DOUBLING, NOT_CONVERGED_MARK, NOT_CONVERGED_NOTE, SETTLED_LATER_MARK,
-                                         converged, doubling_steps, longer_markdown, r2_change, r2_converged, settled,
+from cldiv.synthetic.convergence import (NOT_CONVERGED_NOTE, converged, doubling_steps, longer_markdown, settled,
                                          unsettled_markdown)
+from cldiv.runs.doubling import NOT_CONVERGED_MARK, SETTLED_LATER_MARK
 from cldiv.synthetic.encoders import INVERSE_ENCODERS
 from cldiv.published import published
 from cldiv.synthetic.generators import SYNTHETIC_PROCESSES
-from cldiv.synthetic.train import scatter_latents
 
 COLUMNS: dict[str, dict[str, Any]] = {
     "holds": {"encoder": "mlp", "d_fixed": 0, "loss": "infonce"},
@@ -39,8 +36,9 @@ COLUMNS: dict[str, dict[str, Any]] = {
     "inverse": {"encoder": "inverse", "d_fixed": 1, "loss": "infonce"},
     "inverse_holds": {"encoder": "inverse", "d_fixed": 0, "loss": "infonce"},
 }
-_GROUP = {"holds": "holds", "violated": "violated", "adapted": "adapted", "inverse": "inverse",
-          "inverse_holds": "inverse"}
+#: The budget group (``cldiv.budgets.GROUPS``) whose sizes each column's runs get.
+BUDGET_GROUP = {"holds": "holds", "violated": "violated", "adapted": "adapted", "inverse": "inverse",
+                "inverse_holds": "inverse"}
 TABLE1_COLUMNS = ("holds", "violated", "adapted", "inverse")
 COLUMN_TITLES = {
     "holds": "holds",
@@ -62,7 +60,7 @@ def cell_config(column: str, process: str, seed: int = 0, budget: str = "cpu", *
     """The config of one run of a cell under a budget, with per-field ``overrides``."""
     check_choice("column", column, tuple(COLUMNS))
     check_choice("process", process, SYNTHETIC_PROCESSES)
-    fields = {**budgets.overrides("synthetic", budget, _GROUP[column]), **COLUMNS[column]}
+    fields = {**budgets.overrides("synthetic", budget, BUDGET_GROUP[column]), **COLUMNS[column]}
     if (column, process) in budgets.budget("synthetic", budget).fp32_cells:
         fields["precision"] = "fp32"
     config = SyntheticConfig(process=process, seed=seed, **fields)
@@ -91,175 +89,6 @@ def table_configs(
         for process in processes
         if has_cell(column, process)
     ]
-
-
-# Differences between the paper and the authors' code that change training (errata chapter,
-# items 1-4): (label, column, process, overrides). The baseline is the same cell without them;
-# the cpu budget uses the code's block order, so that row's variant is the paper's order.
-ERRATA_VARIANTS = (
-    ("Adam lr 1e-4 (code)", "holds", "identity", {"lr": 1e-4}),
-    ("Adam lr 1e-4 (code)", "violated", "identity", {"lr": 1e-4}),
-    ("block order Linear-BN-ReLU (paper)", "holds", "spiral", {"mlp_order": "linear_bn_relu"}),
-    ("block order Linear-BN-ReLU (paper)", "holds", "invertible_mlp", {"mlp_order": "linear_bn_relu"}),
-    ("block order Linear-BN-ReLU (paper)", "violated", "identity", {"mlp_order": "linear_bn_relu"}),
-    ("Linear process: code's affine W", "violated", "linear", {"process_variant": "code"}),
-    ("Patches: code's definition", "holds", "patches", {"process_variant": "code"}),
-    ("Patches: code's definition", "violated", "patches", {"process_variant": "code"}),
-    ("Patches: code's definition", "inverse", "patches", {"process_variant": "code"}),
-)
-# The cells the cpu budget's batch size was chosen on (synthetic chapter).
-SMALL_BATCH_CELLS = (("holds", "patches"), ("violated", "linear"))
-
-
-def errata_pairs(budget: str = "cpu", seeds: int = 1) -> list[tuple[int, SyntheticConfig, SyntheticConfig]]:
-    """(index into ERRATA_VARIANTS, the book's config, the variant's config) per variant and seed."""
-    return [(i, cell_config(column, process, s, budget), cell_config(column, process, s, budget, **changes))
-            for i, (_, column, process, changes) in enumerate(ERRATA_VARIANTS) for s in range(seeds)]
-
-
-def quarter_batch(config: SyntheticConfig) -> SyntheticConfig:
-    """``config`` with a quarter of the batch and negatives and four times the iterations
-    (the same number of samples)."""
-    return with_overrides(config, batch_size=config.batch_size // 4, n_negatives=config.n_negatives // 4,
-                          iterations=4 * config.iterations, eval_every=4 * config.eval_every)
-
-
-# The adapted column's budget (synthetic chapter): its cells resized, as (label, the config's
-# changes as a function of the config); the first row is the budget's own. The others spend
-# about 8x its compute three ways: on iterations, on anchors and negatives (per-anchor negatives
-# cost 2N + N M encoder points a step, ``encoder_points``), and on anchors in groups of 4 that
-# share their negatives (2N + G M).
-ADAPTED_SIZES = (
-    ("the budget's", lambda c: {}),
-    ("8x iterations", lambda c: {"iterations": 8 * c.iterations, "eval_every": 8 * c.eval_every}),
-    ("4x anchors, 2x negatives", lambda c: {"batch_size": 4 * c.batch_size, "n_negatives": 2 * c.n_negatives}),
-    ("16x anchors in groups of 4, 2x negatives",
-     lambda c: {"batch_size": 16 * c.batch_size, "n_negatives": 2 * c.n_negatives, "anchor_groups": 4 * c.batch_size}),
-    ("16x anchors in groups of 4, 2x negatives, 2x iterations",
-     lambda c: {"batch_size": 16 * c.batch_size, "n_negatives": 2 * c.n_negatives, "anchor_groups": 4 * c.batch_size,
-                "iterations": 2 * c.iterations, "eval_every": 2 * c.eval_every}),
-)
-# The cells it is measured on: two of the cpu budget's adapted cells with the most unconverged runs.
-ADAPTED_STUDY_PROCESSES = ("identity", "invertible_mlp")
-ADAPTED_STUDY_SEEDS = 3
-
-
-def adapted_study_configs(budget: str = "cpu", processes: Iterable[str] = ADAPTED_STUDY_PROCESSES,
-                          seeds: int = ADAPTED_STUDY_SEEDS) -> list[tuple[str, SyntheticConfig]]:
-    """(label of ADAPTED_SIZES, config) for every size, process and seed of the adapted-budget study."""
-    out = []
-    for label, changes in ADAPTED_SIZES:
-        for p in processes:
-            for s in range(seeds):
-                config = cell_config("adapted", p, s, budget)
-                out.append((label, with_overrides(config, **changes(config))))
-    return out
-
-
-def settled_sizes(rows: Iterable[tuple[str, SyntheticConfig, dict]]) -> list[str]:
-    """The labels of the adapted-budget study's sizes (rows: (label, config, record)) at which every
-    run converged, costliest first (encoder points a step times iterations)."""
-    rows = list(rows)
-    labels = dict.fromkeys(label for label, _, _ in rows)
-    every_run = [label for label in labels if all(converged(record) for name, _, record in rows if name == label)]
-    cost = {label: config.iterations * encoder_points(config) for label, config, _ in rows}
-    return sorted(every_run, key=lambda label: -cost[label])
-
-
-# The cells whose cpu-budget means miss Table 1's shape (synthetic chapter), rerun at a larger
-# budget's sizes with every other field unchanged: (column, process, overrides). The last row
-# is the errata's "code's Patches definition" at those sizes.
-RERUN_CELLS = (
-    ("holds", "patches", {}),
-    ("inverse", "patches", {}),
-    ("inverse", "spiral", {}),
-    ("inverse", "patches", {"process_variant": "code"}),
-)
-SIZE_FIELDS = ("batch_size", "n_negatives", "iterations", "eval_every")
-# The Patches + inductive-bias cell under the authors' code's protocol, one difference at a time: its
-# definition of Patches and its Adam lr 1e-4 (errata chapter, items 1 and 4), at its inverse-encoder
-# length, about 10,000 iterations, CODE_INVERSE_LENGTH times the paper's 5000 (PAPER.md, section 3):
-# (Patches definition, Adam lr, overrides). The first row is the paper's protocol at that length.
-PATCHES_IB_PROTOCOLS = (
-    ("paper's", "1e-3 (paper)", {}),
-    ("paper's", "1e-4 (code)", {"lr": 1e-4}),
-    ("code's", "1e-3 (paper)", {"process_variant": "code"}),
-    ("code's", "1e-4 (code)", {"process_variant": "code", "lr": 1e-4}),
-)
-CODE_INVERSE_LENGTH = 2
-PATCHES_IB_SEEDS = 3  # runs per row (at most; fewer if the chapter's seeds are fewer)
-# Seeds of the Spiral inverse-encoder cell (beyond the budget's) that measure how often it
-# settles on the mirrored control c = -z_3 (``mirrored_spiral``).
-SPIRAL_BASIN_SEEDS = 20
-
-
-def resized(config: SyntheticConfig, budget: str) -> SyntheticConfig:
-    """``config`` with the sizes (SIZE_FIELDS) that ``budget`` gives its column."""
-    sizes = budgets.overrides("synthetic", budget, _GROUP[column_of(config)])
-    return with_overrides(config, **{name: sizes[name] for name in SIZE_FIELDS if name in sizes})
-
-
-def rerun_pairs(budget: str, processes: Iterable[str], seeds: int, rerun_at: str,
-                **overrides) -> list[tuple[int, SyntheticConfig, SyntheticConfig]]:
-    """(index into RERUN_CELLS, the run under ``budget``, the same run at ``rerun_at``'s sizes)
-    for the RERUN_CELLS of ``processes``, seeds 0 .. seeds-1, ``overrides`` on every run."""
-    processes = set(processes)
-    pairs = []
-    for i, (column, p, changes) in enumerate(RERUN_CELLS):
-        for s in range(seeds if p in processes else 0):
-            config = cell_config(column, p, s, budget, **{**overrides, **changes})
-            pairs.append((i, config, resized(config, rerun_at)))
-    return pairs
-
-
-def patches_ib_protocol_configs(budget: str, seeds: int) -> list[list[SyntheticConfig]]:
-    """Per row of PATCHES_IB_PROTOCOLS, the Patches + inductive-bias runs of seeds 0 .. seeds-1 at
-    ``budget``'s sizes and CODE_INVERSE_LENGTH times its iterations."""
-    iterations = CODE_INVERSE_LENGTH * cell_config("inverse", "patches", 0, budget).iterations
-    return [[cell_config("inverse", "patches", s, budget, iterations=iterations, **changes) for s in range(seeds)]
-            for _, _, changes in PATCHES_IB_PROTOCOLS]
-
-
-def patches_ib_protocol_markdown(rows: list[list[dict]], store) -> str:
-    """The runs of ``patches_ib_protocol_configs`` (one list per row of PATCHES_IB_PROTOCOLS) as a
-    markdown table: held-out R^2 (mean ± sd, runs converged by their curves), the same runs trained
-    LONGER times as long where ``store`` holds them all, and whether that moved the mean."""
-    lines = [f"| Patches definition | Adam lr | R², {rows[0][0]['config']['iterations']} iterations "
-             f"| R², {LONGER}x as long | moved? | published |", "|---|---|---|---|---|---|"]
-    target = fmt(published("r2", "inverse", "patches"))
-    for (definition, lr, _), runs in zip(PATCHES_IB_PROTOCOLS, rows):
-        longer = DOUBLING.stored_longer(runs, store)
-        done = None not in longer
-        lines.append(f"| {definition} | {lr} | {r2_converged(runs)} | {r2_converged(longer) if done else 'not run'} "
-                     f"| {r2_change(runs, longer) if done else ''} | {target} |")
-    return "\n".join(lines)
-
-
-# The MLP block order at the paper's sizes (errata chapter, item 2): the cells whose number the order
-# decided in the errata chapter's `cpu`-budget pairs (violated Identity: R^2 1/3 with the code's order
-# Linear-ReLU-BN, about 0 with the paper's Linear-BN-ReLU; Spiral holds: 1.00 and 0.66), each with
-# both orders at a budget's sizes.
-BLOCK_ORDER_CELLS = (("violated", "identity"), ("holds", "spiral"))
-BLOCK_ORDERS = (("code's", "linear_relu_bn"), ("paper's", "linear_bn_relu"))
-BLOCK_ORDER_SEEDS = 3  # runs per cell and order (at most; fewer if the chapter's seeds are fewer)
-
-
-def block_order_configs(budget: str, seeds: int) -> list[list[list[SyntheticConfig]]]:
-    """Per cell of BLOCK_ORDER_CELLS, per order of BLOCK_ORDERS, the runs of seeds 0 .. seeds-1 at
-    ``budget`` with that MLP block order."""
-    return [[[cell_config(column, process, s, budget, mlp_order=order) for s in range(seeds)]
-             for _, order in BLOCK_ORDERS] for column, process in BLOCK_ORDER_CELLS]
-
-
-def block_order_markdown(rows: list[list[list[dict]]]) -> str:
-    """The runs of ``block_order_configs`` as a markdown table: per cell, the held-out R^2 (mean ± sd,
-    runs converged by their curves) with each block order, and the published value."""
-    lines = ["| cell | " + " | ".join(f"{name} order ({order})" for name, order in BLOCK_ORDERS) + " | published |",
-             "|---" * (len(BLOCK_ORDERS) + 2) + "|"]
-    for (column, process), cell in zip(BLOCK_ORDER_CELLS, rows):
-        lines.append(f"| {process} {COLUMN_TITLES[column]} | " + " | ".join(r2_converged(runs) for runs in cell)
-                     + f" | {fmt(published('r2', column, process))} |")
-    return "\n".join(lines)
 
 
 def longer_table(found: dict, store) -> str:
@@ -297,23 +126,6 @@ def unsettled_table(found: dict) -> str:
                                for (column, process), (_, runs) in found.items() for r in runs])
 
 
-def companion_configs(budget: str = "cpu", processes: Iterable[str] = SYNTHETIC_PROCESSES) -> list[SyntheticConfig]:
-    """The runs the chapters show besides Table 1's cells, for ``processes``: the errata variants
-    (seed 0), the quarter-batch reruns of SMALL_BATCH_CELLS (seed 0), the Spiral inverse encoder's
-    extra seeds (up to SPIRAL_BASIN_SEEDS), if the budget names a ``rerun_at`` budget, both
-    runs of every ``rerun_pairs`` pair for the budget's seeds, and the adapted-budget study
-    (``adapted_study_configs``). No config twice."""
-    processes = list(processes)
-    variants = [v for _, _, v in errata_pairs(budget)]
-    small = [quarter_batch(cell_config(column, p, 0, budget)) for column, p in SMALL_BATCH_CELLS if p in processes]
-    seeds, rerun_at = budgets.budget("synthetic", budget).seeds, budgets.budget("synthetic", budget).rerun_at
-    basin = [cell_config("inverse", "spiral", s, budget)
-             for s in range(seeds, SPIRAL_BASIN_SEEDS) if "spiral" in processes]
-    reruns = [c for _, base, big in rerun_pairs(budget, processes, seeds, rerun_at) for c in (base, big)] if rerun_at else []
-    adapted = [c for _, c in adapted_study_configs(budget, [p for p in ADAPTED_STUDY_PROCESSES if p in processes])]
-    return list(dict.fromkeys(variants + small + basin + reruns + adapted))
-
-
 def column_of(config: dict | SyntheticConfig) -> str:
     """The column a config belongs to (inverse of COLUMNS)."""
     get = config.get if isinstance(config, dict) else lambda k: getattr(config, k)
@@ -349,80 +161,6 @@ def summarise(records: Iterable[dict], metrics: Iterable[str] = ("r2",),
             values = np.array([run[metric] for run in runs if metric in run], dtype=float)
             out[cell][metric] = (float(values.mean()), float(values.std()), len(values)) if len(values) else None
     return out
-
-
-def projected_hours(configs: Iterable[SyntheticConfig], records: Iterable[dict], workers: int = 2) -> dict | None:
-    """Wall time of ``configs`` on ``workers`` one-thread processes, projected from stored runs.
-
-    Each config's iterations times the median wall seconds per iteration (evaluations included)
-    of the one-thread ``records`` of its shape (encoder, loss, precision, batch, negatives),
-    spread evenly over the workers. Returns {"hours", "runs" (measured), "cpus" (their CPUs)},
-    or None if some shape has no measured run.
-    """
-    def shape(config: dict) -> tuple:
-        return tuple(config.get(f, "fp32" if f == "precision" else None)
-                     for f in ("encoder", "loss", "precision", "batch_size", "n_negatives"))
-
-    measured: dict[tuple, list[float]] = {}
-    cpus = set()
-    for record in records:
-        if record["provenance"].get("threads") == 1 and record["provenance"]["device"] == "cpu":
-            per_iteration = record["provenance"]["wall_time_s"] / record["config"]["iterations"]
-            measured.setdefault(shape(record["config"]), []).append(per_iteration)
-            cpus.add(record["provenance"]["device_name"])
-    seconds = 0.0
-    for config in configs:
-        times = measured.get(shape(asdict(config)))
-        if not times:
-            return None
-        seconds += config.iterations * float(np.median(times))
-    return {"hours": seconds / workers / 3600, "runs": sum(map(len, measured.values())), "cpus": sorted(cpus)}
-
-
-def encoder_points(config: dict | SyntheticConfig) -> int:
-    """Latent points the encoder maps in one training step: N anchors, N positives and the negatives,
-    M shared by all anchors (InfoNCE), N M (support-corrected, each anchor its own M) or G M (G
-    anchor groups sharing their negatives)."""
-    get = config.get if isinstance(config, dict) else lambda k: getattr(config, k)
-    n, m, groups = get("batch_size"), get("n_negatives"), get("anchor_groups") or 0
-    negatives = m if get("loss") == "infonce" else (groups or n) * m
-    return 2 * n + negatives
-
-
-def projected_hours_by_points(configs: Iterable[SyntheticConfig], records: Iterable[dict]) -> dict | None:
-    """Wall time of ``configs`` on one one-thread process, projected by encoder points (``encoder_points``).
-
-    Seconds per encoder point: the median over the one-thread float32 MLP runs of the most points per
-    step measured (a step's fixed costs weigh least there). For shapes no CPU can run, such as the
-    adapted cells at N = M = 2000 (4 million points a step). Returns {"hours", "runs", "cpus"} or None.
-    """
-    measured = [r for r in records if r["provenance"].get("threads") == 1 and r["provenance"]["device"] == "cpu"
-                and r["config"]["encoder"] == "mlp" and r["config"].get("precision", "fp32") == "fp32"
-                and r["config"].get("latent_dim", 3) == 3]
-    if not measured:
-        return None
-    most = max(map(encoder_points, (r["config"] for r in measured)))
-    measured = [r for r in measured if encoder_points(r["config"]) == most]
-    per_point = float(np.median([r["provenance"]["wall_time_s"] / (r["config"]["iterations"] * most) for r in measured]))
-    seconds = sum(c.iterations * encoder_points(c) * per_point for c in configs)
-    return {"hours": seconds / 3600, "runs": len(measured), "cpus": sorted({r["provenance"]["device_name"] for r in measured})}
-
-
-def mirrored_spiral(record: dict) -> bool:
-    """Whether a Spiral inverse-encoder run settled on the mirrored control c = -z_3.
-
-    The encoder predicts c (z_3 when it inverts g), rotates (x_1, x_2) by -n pi c and outputs
-    normalise(x_1', x_2', c). With c = -z_3 it doubles g's rotation by n pi z_3 instead of
-    undoing it: a twisted map that InfoNCE does not leave (a local optimum). Read off the
-    stored images of the scatter latents: h_3 decreases with z_3 (negative correlation).
-    """
-    config = record["config"]
-    if (config["process"], config["encoder"]) != ("spiral", "inverse"):
-        raise ValueError(f"mirrored_spiral needs a Spiral inverse-encoder run; got process={config['process']!r}, "
-                         f"encoder={config['encoder']!r}")
-    z = scatter_latents(config["latent_dim"]).numpy()
-    h = np.asarray(record["scatter_h"])
-    return bool(np.corrcoef(h[:, 2], z[:, 2])[0, 1] < 0)
 
 
 def fmt(value: tuple | None, digits: int = 2) -> str:
@@ -477,28 +215,6 @@ def markdown_table(
     if later:
         lines.append(f"\n{SETTLED_LATER_MARK} trained longer than its budget's iterations: the shortest length at which "
                      "the cell converged (cldiv.synthetic.convergence.settled_runs): " + "; ".join(later) + " iterations.")
-    return "\n".join(lines)
-
-
-def adapted_study_table(rows: Iterable[tuple[str, SyntheticConfig, dict]]) -> str:
-    """The adapted-budget study as a markdown table: per size (``ADAPTED_SIZES``), its shape and
-    cost, and per process the held-out R^2 over seeds with how many runs converged."""
-    rows = list(rows)
-    processes = list(dict.fromkeys(config.process for _, config, _ in rows))
-    lines = ["| size | anchors × negatives, iterations | points a step | "
-             + " | ".join(f"{p}: R² (converged)" for p in processes) + " | s per run |",
-             "|---" * (len(processes) + 4) + "|"]
-    for label in dict.fromkeys(label for label, _, _ in rows):
-        mine = [(config, record) for name, config, record in rows if name == label]
-        config = mine[0][0]
-        groups = f" in {config.anchor_groups} groups" if config.anchor_groups else ""
-        cells = []
-        for p in processes:
-            cell = summarise([record for c, record in mine if c.process == p]).get(("adapted", p))
-            cells.append(f"{fmt(cell['r2'][:2])} ({cell['converged'][0]}/{cell['converged'][1]})" if cell else "—")
-        seconds = np.median([record["provenance"]["wall_time_s"] for _, record in mine])
-        lines.append(f"| {label} | {config.batch_size}{groups} × {config.n_negatives}, {config.iterations} | "
-                     f"{encoder_points(config):,} | " + " | ".join(cells) + f" | {seconds:.0f} |")
     return "\n".join(lines)
 
 
