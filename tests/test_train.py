@@ -13,7 +13,7 @@ from cldiv.budgets import BUDGETS, overrides
 from cldiv.synthetic.config import SyntheticConfig
 from cldiv.runs.store import ResultStore
 from cldiv.published import TABLE1_R2, TABLE3, TABLES4_6, published
-from cldiv.synthetic.studies import (ERRATA_VARIANTS, RERUN_CELLS, SPIRAL_BASIN_SEEDS, companion_configs,
+from cldiv.synthetic.studies import (ERRATA_VARIANTS, RERUN_CELLS, SPIRAL_BASIN_SEEDS, chapter_runs, unique_runs,
                                      errata_pairs, mirrored_spiral, quarter_batch, rerun_pairs)
 from cldiv.synthetic.table1 import cell_config, column_of, markdown_table, shape_checks, summarise, table_configs
 from cldiv.synthetic.train import contrastive_loss, build_model, make_step, run_all, sample_batch, scatter_latents, train, random_stream
@@ -138,7 +138,10 @@ def test_companion_runs_differ_from_their_cell_only_as_stated():
     assert with_overrides(small, batch_size=holds.batch_size, n_negatives=holds.n_negatives,
                           iterations=holds.iterations, eval_every=holds.eval_every) == holds
     # identity has no small-batch or rerun cell; its adapted-budget study has 5 sizes x 3 seeds
-    assert len(companion_configs("cpu", ["identity"])) == len(ERRATA_VARIANTS) + 5 * 3
+    sections = chapter_runs("cpu", ["identity"])
+    assert sections["table"] == table_configs("cpu", ["identity"])
+    assert [len(sections[k]) for k in ("errata", "small_batch", "spiral_basin", "reruns", "adapted_study")] == [
+        len(ERRATA_VARIANTS), 0, 0, 0, 5 * 3]
 
 
 def test_reruns_change_only_the_sizes_and_companions_hold_each_config_once():
@@ -150,11 +153,11 @@ def test_reruns_change_only_the_sizes_and_companions_hold_each_config_once():
         assert (big.batch_size, big.n_negatives, big.iterations, big.eval_every) == (2000, 2000, 5000, 250)
         assert with_overrides(big, batch_size=base.batch_size, n_negatives=base.n_negatives,
                               iterations=base.iterations, eval_every=base.eval_every) == base
-    companions = companion_configs("cpu")
+    companions = unique_runs(chapter_runs("cpu"))
     assert len(companions) == len(set(companions))
     assert {c.seed for c in companions if (c.process, c.encoder, c.batch_size) == ("spiral", "inverse", 256)
             and c.d_fixed == 1} == set(range(SPIRAL_BASIN_SEEDS))
-    assert not any(c.batch_size == 2000 for c in companion_configs("smoke"))  # smoke names no rerun budget
+    assert not chapter_runs("smoke")["reruns"]  # smoke names no rerun budget
 
 
 def test_mirrored_spiral_reads_the_sign_of_the_third_coordinate():

@@ -33,7 +33,7 @@ from cldiv.synthetic.batched import run_batched
 from cldiv.synthetic.generators import SYNTHETIC_PROCESSES
 from cldiv.synthetic.gpu_run import gpu_run
 from cldiv.synthetic.sweeps import format_summary, run_named_sweep
-from cldiv.synthetic.studies import companion_configs
+from cldiv.synthetic.studies import chapter_runs, unique_runs
 from cldiv.synthetic.table1 import COLUMNS, markdown_table, summarise, table_configs
 from cldiv.synthetic.train import STEP_MODE_VARIABLE, run_all
 from cldiv.budgets import BUDGET_NAMES
@@ -81,7 +81,7 @@ def _synthetic(args: argparse.Namespace) -> None:
     else:
         records = run_all(configs, workers=args.workers)
     if not (args.columns or args.seeds or args.set):  # the chapters' other runs of this budget
-        run_all(companion_configs(args.budget, args.processes or SYNTHETIC_PROCESSES), workers=args.workers)
+        run_all(unique_runs(chapter_runs(args.budget, args.processes or SYNTHETIC_PROCESSES)), workers=args.workers)
     print(f"{len(records)} runs ready in {time.perf_counter() - start:.0f} s")
     summary = summarise(records, store=ResultStore.default())
     processes = sorted({c.process for c in configs})
@@ -168,7 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("synthetic", help="run (or load) the synthetic benchmark's cells for a budget",
                        description="Run (or load) Table 1's cells; without --columns, --seeds or --set, also "
-                       "the other runs the synthetic and errata chapters show (cldiv.synthetic.studies.companion_configs).")
+                       "the other runs the synthetic and errata chapters show (cldiv.synthetic.studies.chapter_runs).")
     p.add_argument("--budget", default="cpu", choices=BUDGET_NAMES, help="named budget (default: cpu)")
     p.add_argument("--processes", nargs="*", help="generative processes (default: all five)")
     p.add_argument("--seeds", type=int, help="runs per cell (default: the budget's)")

@@ -9,7 +9,8 @@
 - the Patches inverse encoder under three protocols, the two MLP block orders, the Spiral inverse
   encoder's basin over many seeds (``mirrored_spiral``).
 
-``companion_configs`` lists all of them: what ``cldiv synthetic`` trains besides Table 1's cells.
+``chapter_runs`` lists them with Table 1's cells, section by section: what ``cldiv synthetic`` trains
+and the synthetic chapter loads.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from cldiv.synthetic.config import SyntheticConfig
 from cldiv.synthetic.convergence import DOUBLING, converged, r2_change, r2_converged
 from cldiv.synthetic.cost import encoder_points
 from cldiv.synthetic.generators import SYNTHETIC_PROCESSES
-from cldiv.synthetic.table1 import BUDGET_GROUP, COLUMN_TITLES, cell_config, column_of, fmt, summarise
+from cldiv.synthetic.table1 import BUDGET_GROUP, COLUMN_TITLES, cell_config, column_of, fmt, summarise, table_configs
 from cldiv.synthetic.train import scatter_latents
 
 
@@ -219,21 +220,31 @@ def block_order_markdown(rows: list[list[list[dict]]]) -> str:
     return "\n".join(lines)
 
 
-def companion_configs(budget: str = "cpu", processes: Iterable[str] = SYNTHETIC_PROCESSES) -> list[SyntheticConfig]:
-    """The runs the chapters show besides Table 1's cells, for ``processes``: the errata variants
-    (seed 0), the quarter-batch reruns of SMALL_BATCH_CELLS (seed 0), the Spiral inverse encoder's
-    extra seeds (up to SPIRAL_BASIN_SEEDS), if the budget names a ``rerun_at`` budget, both
-    runs of every ``rerun_pairs`` pair for the budget's seeds, and the adapted-budget study
-    (``adapted_study_configs``). No config twice."""
-    processes = list(processes)
-    variants = [v for _, _, v in errata_pairs(budget)]
-    small = [quarter_batch(cell_config(column, p, 0, budget)) for column, p in SMALL_BATCH_CELLS if p in processes]
-    seeds, rerun_at = budgets.budget("synthetic", budget).seeds, budgets.budget("synthetic", budget).rerun_at
-    basin = [cell_config("inverse", "spiral", s, budget)
-             for s in range(seeds, SPIRAL_BASIN_SEEDS) if "spiral" in processes]
-    reruns = [c for _, base, big in rerun_pairs(budget, processes, seeds, rerun_at) for c in (base, big)] if rerun_at else []
-    adapted = [c for _, c in adapted_study_configs(budget, [p for p in ADAPTED_STUDY_PROCESSES if p in processes])]
-    return list(dict.fromkeys(variants + small + basin + reruns + adapted))
+def chapter_runs(budget: str = "cpu", processes: Iterable[str] = SYNTHETIC_PROCESSES) -> dict[str, list[SyntheticConfig]]:
+    """Every run the synthetic and errata chapters show at ``budget`` for ``processes``, by section:
+    "table" (Table 1's cells, ``table_configs``), "errata" (the errata variants, seed 0), "small_batch"
+    (the quarter-batch reruns of SMALL_BATCH_CELLS, seed 0), "spiral_basin" (the Spiral inverse
+    encoder's extra seeds, up to SPIRAL_BASIN_SEEDS), "reruns" (both runs of every ``rerun_pairs`` pair
+    for the budget's seeds, if it names a ``rerun_at`` budget) and "adapted_study"
+    (``adapted_study_configs``). What ``cldiv synthetic`` trains and the chapter loads."""
+    processes, spec = list(processes), budgets.budget("synthetic", budget)
+    return {
+        "table": table_configs(budget, processes),
+        "errata": [v for _, _, v in errata_pairs(budget)],
+        "small_batch": [quarter_batch(cell_config(column, p, 0, budget)) for column, p in SMALL_BATCH_CELLS
+                        if p in processes],
+        "spiral_basin": [cell_config("inverse", "spiral", s, budget) for s in range(spec.seeds, SPIRAL_BASIN_SEEDS)
+                         if "spiral" in processes],
+        "reruns": [c for _, base, big in rerun_pairs(budget, processes, spec.seeds, spec.rerun_at) for c in (base, big)]
+                  if spec.rerun_at else [],
+        "adapted_study": [c for _, c in adapted_study_configs(budget, [p for p in ADAPTED_STUDY_PROCESSES
+                                                                        if p in processes])],
+    }
+
+
+def unique_runs(sections: dict[str, list[SyntheticConfig]]) -> list[SyntheticConfig]:
+    """The configs of every section of ``chapter_runs``, in order, each once."""
+    return list(dict.fromkeys(c for configs in sections.values() for c in configs))
 
 
 def mirrored_spiral(record: dict) -> bool:
