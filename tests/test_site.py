@@ -6,9 +6,8 @@ leaves the site, any equation MathJax did not typeset, and any image that did no
 screenshots of the landing page and of a chapter to ``_build/screenshots/`` (or
 ``$CLDIV_SCREENSHOTS``) for a person to look at.
 
-Chromium is driven through the Chrome DevTools Protocol over ``--remote-debugging-pipe`` (file
-descriptors 3 and 4, NUL-separated JSON), so no client library is needed. The test is skipped
-only when no Chromium is installed; ``.ci/run`` installs Debian's ``chromium``.
+Chromium is driven by Playwright for Python through ``executable_path`` (Debian's ``chromium``; no
+browser download). The test is skipped only when no Chromium is installed; ``.ci/run`` installs it.
 
 The site under test is ``$CLDIV_SITE`` if set, else ``book/_build/html`` when it is newer than
 every source of the book (chapters, config, ``cldiv``, results), else a build into a temporary
@@ -19,29 +18,25 @@ CI's own book build starts from a clean cache).
 
 from __future__ import annotations
 
-import base64
-import fcntl
 import json
 import os
 import re
-import select
 import shutil
 import subprocess
 import sys
-import tempfile
 import textwrap
-import time
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
 
 from cldiv.book import site
 from cldiv.runs.store import REPO_ROOT
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
 SCREENSHOT_PAGES = ("intro.html", "notebooks/setting.html")
-BOOK_SOURCES = ("_config.yml", "_toc.yml", "references.bib", "book/*.md", "notebooks/*.md", "cldiv/*.py",
+BOOK_SOURCES = ("_config.yml", "_toc.yml", "references.bib", "book/*.md", "notebooks/*.md", "cldiv/**/*.py",
                 "results/**/*.json")
 
 
@@ -51,103 +46,6 @@ def find_browser() -> str | None:
     if explicit:
         return explicit
     return next((path for name in BROWSERS if (path := shutil.which(name))), None)
-
-
-# ----------------------------------------------------------------------------- a small CDP client
-
-
-class Browser:
-    """Headless Chromium driven over the DevTools pipe. ``call`` sends one command and returns its
-    result; events that arrive meanwhile are kept, per session, in ``events``."""
-
-    def __init__(self, executable: str, timeout: float = 60.0):
-        self.timeout = timeout
-        self.profile = tempfile.mkdtemp(prefix="cldiv-chromium-")
-        to_browser, self._in = os.pipe()   # we write commands to _in; Chromium reads fd 3
-        self._out, from_browser = os.pipe()  # Chromium writes fd 4; we read _out
-
-        def wire_pipes() -> None:  # in the child: the pipe ends become fds 3 and 4
-            read_end = fcntl.fcntl(to_browser, fcntl.F_DUPFD, 10)
-            write_end = fcntl.fcntl(from_browser, fcntl.F_DUPFD, 10)
-            os.dup2(read_end, 3)
-            os.dup2(write_end, 4)
-
-        self.process = subprocess.Popen(
-            [executable, "--headless", "--remote-debugging-pipe", "--no-sandbox", "--disable-gpu",
-             "--disable-dev-shm-usage", "--no-first-run", "--no-default-browser-check",
-             "--disable-extensions", "--disable-background-networking", "--disable-component-update",
-             "--disable-sync", "--hide-scrollbars", "--mute-audio", "--font-render-hinting=none",
-             f"--user-data-dir={self.profile}", "about:blank"],
-            preexec_fn=wire_pipes, pass_fds=(3, 4), stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )
-        os.close(to_browser)
-        os.close(from_browser)
-        self._buffer = b""
-        self._next_id = 0
-        self.events: dict[str | None, list[dict]] = {}
-
-    def _receive(self, deadline: float) -> dict:
-        while b"\0" not in self._buffer:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not select.select([self._out], [], [], remaining)[0]:
-                raise TimeoutError("Chromium did not answer in time")
-            chunk = os.read(self._out, 1 << 20)
-            if not chunk:
-                raise RuntimeError("Chromium closed the DevTools pipe (did it crash?)")
-            self._buffer += chunk
-        message, self._buffer = self._buffer.split(b"\0", 1)
-        return json.loads(message)
-
-    def call(self, method: str, params: dict | None = None, session: str | None = None,
-             timeout: float | None = None) -> dict:
-        self._next_id += 1
-        message = {"id": self._next_id, "method": method, "params": params or {}}
-        if session:
-            message["sessionId"] = session
-        os.write(self._in, json.dumps(message).encode() + b"\0")
-        deadline = time.monotonic() + (timeout or self.timeout)
-        while True:
-            reply = self._receive(deadline)
-            if reply.get("id") == self._next_id:
-                if "error" in reply:
-                    raise RuntimeError(f"{method}: {reply['error']}")
-                return reply.get("result", {})
-            if "method" in reply:
-                self.events.setdefault(reply.get("sessionId"), []).append(reply)
-
-    def wait_for(self, session: str, method: str, timeout: float | None = None) -> dict:
-        """The first event ``method`` of ``session`` (already received or arriving next)."""
-        deadline = time.monotonic() + (timeout or self.timeout)
-        while True:
-            for event in self.events.get(session, []):
-                if event["method"] == method:
-                    return event
-            reply = self._receive(deadline)
-            if "method" in reply:
-                self.events.setdefault(reply.get("sessionId"), []).append(reply)
-
-    def evaluate(self, session: str, expression: str) -> object:
-        """Evaluate JavaScript in the page, awaiting a promise; returns its JSON value."""
-        result = self.call("Runtime.evaluate", {"expression": expression, "awaitPromise": True,
-                                                "returnByValue": True}, session)
-        if "exceptionDetails" in result:
-            raise RuntimeError(f"page script failed: {result['exceptionDetails']}")
-        return result["result"].get("value")
-
-    def close(self) -> None:
-        try:
-            self.call("Browser.close", timeout=10)
-        except (RuntimeError, TimeoutError, OSError):
-            pass
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        os.close(self._in)
-        os.close(self._out)
-        shutil.rmtree(self.profile, ignore_errors=True)
 
 
 # ----------------------------------------------------------------------------- fixtures
@@ -188,9 +86,10 @@ def browser():
     executable = find_browser()
     if executable is None:
         pytest.skip("no Chromium found (install Debian's `chromium`, as .ci/run does, or set CLDIV_CHROMIUM)")
-    instance = Browser(executable)
-    yield instance
-    instance.close()
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox", "--disable-gpu"])
+        yield instance
+        instance.close()
 
 
 # ----------------------------------------------------------------------------- the browser test
@@ -216,78 +115,38 @@ PAGE_REPORT = """(async () => {
 })()"""
 
 
-def _problems(events: list[dict], site_root: Path) -> list[str]:
-    """Console errors, exceptions, failed requests and requests that leave the site, from CDP events."""
-    problems, urls = [], {}
-    for event in events:
-        method, params = event["method"], event.get("params", {})
-        if method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
-            text = " ".join(str(arg.get("value", arg.get("description", ""))) for arg in params.get("args", []))
-            problems.append(f"console.{params['type']}: {text}")
-        elif method == "Runtime.exceptionThrown":
-            details = params.get("exceptionDetails", {})
-            text = details.get("exception", {}).get("description", details.get("text"))
-            problems.append(f"uncaught exception: {text}")
-        elif method == "Log.entryAdded" and params.get("entry", {}).get("level") == "error":
-            entry = params["entry"]
-            problems.append(f"browser log error: {entry.get('text')} {entry.get('url', '')}")
-        elif method == "Network.requestWillBeSent":
-            url = urls[params["requestId"]] = params["request"]["url"]
-            parsed = urlparse(url)
-            if parsed.scheme not in ("file", "data", "blob", "about"):
-                problems.append(f"request leaves the site: {url}")
-            elif parsed.scheme == "file" and not Path(unquote(parsed.path)).resolve().is_relative_to(site_root):
-                problems.append(f"request outside the site folder: {url}")
-        elif method == "Network.loadingFailed":
-            url = urls.get(params["requestId"], "?")
-            problems.append(f"failed request: {params.get('errorText')} {url}")
+def _watch(page: Page, site_root: Path) -> list[str]:
+    """The list that collects the page's console errors, uncaught exceptions, failed requests and
+    requests that leave the site, as they happen."""
+    problems: list[str] = []
+
+    def on_request(request) -> None:
+        parsed = urlparse(request.url)
+        if parsed.scheme not in ("file", "data", "blob", "about"):
+            problems.append(f"request leaves the site: {request.url}")
+        elif parsed.scheme == "file" and not Path(unquote(parsed.path)).resolve().is_relative_to(site_root):
+            problems.append(f"request outside the site folder: {request.url}")
+
+    page.on("console", lambda message: problems.append(f"console.{message.type}: {message.text}")
+            if message.type in ("error", "assert") else None)
+    page.on("pageerror", lambda error: problems.append(f"uncaught exception: {error}"))
+    page.on("request", on_request)
+    page.on("requestfailed", lambda request: problems.append(f"failed request: {request.failure} {request.url}"))
     return problems
 
 
-def _open(browser: Browser, url: str) -> str:
-    """A new offline tab with page, console, log and network events on; navigates to ``url``."""
-    target = browser.call("Target.createTarget", {"url": "about:blank"})["targetId"]
-    session = browser.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-    for domain in ("Page", "Runtime", "Log", "Network"):
-        browser.call(f"{domain}.enable", session=session)
-    browser.call("Network.emulateNetworkConditions", {"offline": True, "latency": 0, "downloadThroughput": -1,
-                                                      "uploadThroughput": -1}, session)
-    browser.call("Emulation.setDeviceMetricsOverride", {"width": 1280, "height": 900, "deviceScaleFactor": 1,
-                                                        "mobile": False}, session)
-    browser.events[session] = []
-    browser.call("Page.navigate", {"url": url}, session)
-    browser.wait_for(session, "Page.loadEventFired")
-    return session
-
-
-def screenshot(browser: Browser, session: str, path: Path) -> None:
-    """A full-page PNG of the open page: the viewport is stretched to the page's height."""
-    size = browser.call("Page.getLayoutMetrics", session=session)["cssContentSize"]
-    height = min(int(size["height"]) + 1, 16000)
-    browser.call("Emulation.setDeviceMetricsOverride", {"width": 1280, "height": height, "deviceScaleFactor": 1,
-                                                        "mobile": False}, session)
-    browser.evaluate(session, "new Promise(resolve => requestAnimationFrame(() => setTimeout(resolve, 300)))")
-    shot = browser.call("Page.captureScreenshot", {"format": "png"}, session)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(base64.b64decode(shot["data"]))
-
-
-def check_page(browser: Browser, page: Path, root: Path) -> tuple[str, list[str], dict]:
-    """Open ``page`` offline; returns (session, problems found, the page's report)."""
-    session = _open(browser, page.as_uri())
-    report = browser.evaluate(session, PAGE_REPORT)
-    problems = _problems(browser.events[session], root)
+def check_page(browser: Browser, path: Path, root: Path) -> tuple[Page, list[str], dict]:
+    """Open ``path`` in a new offline page (1280 x 900); returns (the page, problems found, its report)."""
+    page = browser.new_context(viewport={"width": 1280, "height": 900}, offline=True).new_page()
+    problems = _watch(page, root)
+    page.goto(path.as_uri(), wait_until="load")
+    report = page.evaluate(PAGE_REPORT)
     problems += [f"equation not typeset: {text!r}" for text in report["untypeset"]]
     problems += [f"MathJax error: {text!r}" for text in report["mathjax_errors"]]
     problems += [f"image not loaded: {img['src']}" for img in report["images"]
                  if not (img["ok"] and img["width"] > 0 and img["height"] > 0)]
     problems += [f"code cell wider than the page: {text!r}" for text in report["wide_code"]]
-    return session, problems, report
-
-
-def close_page(browser: Browser, session: str) -> None:
-    target = browser.call("Target.getTargetInfo", session=session)["targetInfo"]["targetId"]
-    browser.call("Target.closeTarget", {"targetId": target})
+    return page, problems, report
 
 
 @pytest.mark.slow
@@ -303,13 +162,13 @@ def test_every_page_renders_offline_in_chromium(site_html, browser):
         if redirect:  # index.html: a redirect to the landing page, which is tested itself
             assert (root / page).parent.joinpath(redirect.group(1)).resolve().relative_to(root).as_posix() in pages
             continue
-        session, problems, report = check_page(browser, root / page, root)
+        opened, problems, report = check_page(browser, root / page, root)
         if page in SCREENSHOT_PAGES:
-            screenshot(browser, session, screenshots / (Path(page).stem + ".png"))
+            opened.screenshot(path=screenshots / (Path(page).stem + ".png"), full_page=True)
         if problems:
             failures[page] = problems
         typeset[page] = report["typeset"]
-        close_page(browser, session)
+        opened.context.close()
     assert not failures, "pages with problems:\n" + json.dumps(failures, indent=1)
     # the pages with mathematics did typeset it (the chapter has labelled equations, the landing page $...$)
     assert typeset["notebooks/setting.html"] > 10 and typeset["intro.html"] > 0, typeset
@@ -324,8 +183,8 @@ def test_the_page_check_catches_cdn_requests_broken_images_script_errors_and_raw
         <script src="https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-chtml.js"></script></head>
         <body><p><span class="math">\\(x^2\\)</span></p><img src="missing.png">
         <script>console.error("boom"); undefined_function();</script></body></html>"""))
-    session, problems, _ = check_page(browser, tmp_path / "bad.html", tmp_path)
-    close_page(browser, session)
+    page, problems, _ = check_page(browser, tmp_path / "bad.html", tmp_path)
+    page.context.close()
     text = "\n".join(problems)
     for fault in ("request leaves the site: https://cdn.jsdelivr.net", "console.error: boom", "undefined_function",
                   "equation not typeset", "image not loaded: missing.png", "failed request"):
