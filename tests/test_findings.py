@@ -219,3 +219,22 @@ def test_the_loss_findings_say_at_which_number_of_negatives_the_published_losses
     assert holds_losses_measured_at_4000(at_4000, ["identity"]) is True
     assert holds_losses_measured_at_4000(at_2000, ["identity"]) is False
     assert holds_losses_measured_at_4000(records("violated", 5.709, 6.3), ["identity"]) is None
+
+
+def test_table7_comparison_reads_the_codes_metric_and_the_codes_sign_rule_at_nine():
+    from cldiv.published import TABLE7_R2
+    from cldiv.synthetic.sweep_findings import table7_comparison, table7_markdown
+
+    def runs(value: float) -> list[dict]:
+        return [{"config": {"iterations": 100}, "metrics": {"r2": 0.0, "r2_in_sample": value + e}} for e in (-0.01, 0.01)]
+
+    published = TABLE7_R2["monomial"]
+    points = {("monomial", "paper", 0): runs(published[0][0]),            # agrees
+              ("monomial", "paper", 4): runs(published[4][0] + 0.3),      # far off
+              ("monomial", "paper", 9): runs(published[9][0] + 0.3),      # the paper's law: not Table 7's point
+              ("monomial", "code", 9): runs(published[9][0])}             # the code's coin: compared
+    rows = table7_comparison(points)
+    assert [(r["d_fixed"], r["agrees"]) for r in rows] == [(0, True), (4, False), (9, True)]
+    assert rows[0]["ours"][2] == 2 and abs(rows[0]["ours"][0] - published[0][0]) < 1e-12
+    table = table7_markdown(rows)
+    assert "| monomial | 0.990 / 0.990 ✓ |" in table and f"{published[4][0]:.3f} / {published[4][0] + 0.3:.3f} |" in table

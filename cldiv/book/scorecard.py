@@ -27,10 +27,11 @@ from cldiv.runs.store import REPO_ROOT, ResultStore
 from cldiv.book.figure3_check import assess_figure3
 from cldiv.book.theorem_checks import (STATEMENTS, assess_theorem_3_3, assess_theorem_4_4, assess_theorem_4_5,
                                        assess_theorem_4_6, assess_theorem_a5)
-from cldiv.runs.verdicts import (METRIC_LABELS, VERDICTS, Assessment, Cells, Tally, describe_budget,
+from cldiv.runs.verdicts import (METRIC_LABELS, VERDICTS, Assessment, Cells, Tally, claim_verdict, describe_budget,
                                  find_runs, format_metric, metric_values, settle, verdict_rules)
 from cldiv.synthetic.generators import SYNTHETIC_PROCESSES
-from cldiv.published import FIGURE5A, published as published_cell
+from cldiv.synthetic.sweep_findings import table7_comparison
+from cldiv.published import FIGURE5A, TABLE7_R2, published as published_cell
 from cldiv.synthetic import studies, table1 as tables
 from cldiv import budgets
 from cldiv.synthetic.convergence import settled, settled_runs
@@ -234,8 +235,8 @@ def assess_figure5a(store: ResultStore) -> Assessment:
 def assess_constraint_sweep(store: ResultStore) -> Assessment:
     """Tables 8-11 / Figure 5b: support-corrected loss with a fraction rho of negatives on K(z).
 
-    The paper publishes no numbers of the sweep; its rho = 1 MLP cells play the part of
-    Table 1's "adapted" column, which is what is compared. The verdict is at most "partly" until
+    The paper's Tables 8-11 give means without standard deviations; compared here are the sweep's
+    rho = 1 MLP cells, which play the part of Table 1's "adapted" column. The verdict is at most "partly" until
     the paper's whole grid (11 values of rho x 5 processes x {MLP, inverse}) has been run. Also
     shown: how many of the sweep's ends agree with Table 1's cells run at the same settings.
     """
@@ -281,32 +282,40 @@ def assess_constraint_sweep(store: ResultStore) -> Assessment:
 
 
 def assess_progressive_violation(store: ResultStore) -> Assessment:
-    """Table 7 / Figure 5c: R^2 against d_fixed = 0..10 on S^9 (linear and monomial embeddings),
-    under the paper's sampling rule (the chapter also shows the authors' sign rule at d_fixed = 9).
-    Each point at the shortest stored length at which it has converged
-    (``cldiv.synthetic.convergence.settled_runs``), marked ‡ if that is longer than the budget's;
-    one that has not converged at any is marked †; if none has, "not converged"."""
+    """Table 7 / Figure 5c: R^2 against d_fixed = 0..10 on S^9 (linear and monomial embeddings), each
+    point compared with Table 7 (``cldiv.synthetic.sweep_findings.table7_comparison``: the code's
+    in-sample R^2, its fair sign coin at d_fixed = 9). Each point at the shortest stored length at
+    which it has converged (``cldiv.synthetic.convergence.settled_runs``), marked ‡ if that is longer
+    than the budget's; one that has not converged at any is marked † and not compared."""
     def configs(budget: str):
-        for config in sweep_configs("progressive_violation", budget, sign_rules=[]):
-            yield (config.process, config.d_fixed), config
+        for config in sweep_configs("progressive_violation", budget):
+            yield (config.process, config.positive_law, config.d_fixed), config
 
+    published_points = sum(map(len, TABLE7_R2.values()))
+    paper = "; ".join(f"{process.replace('_', ' ')} R² by d_fixed {{" + ", ".join(
+        f"{d}: {mean:.2f}" for d, (mean, _) in enumerate(row)) + "}" for process, row in TABLE7_R2.items())
     found = find_runs(store, configs)
-    paper = "no numbers published"
     if not found:
         return Assessment("not yet run", paper=paper)
-    parts = []
     found, later = settle(found, store, settled_runs)
-    unconverged = [key for key, (_, runs) in found.items() if not settled(runs, store)]
+    rows = table7_comparison({key: runs for key, (_, runs) in found.items()})
+    law = lambda d: "code" if d == 9 else "paper"  # noqa: E731  (Table 7's positive law at d_fixed)
+    unconverged = {(r["process"], r["d_fixed"]) for r in rows
+                   if not settled(found[r["process"], law(r["d_fixed"]), r["d_fixed"]][1], store)}
+    parts = []
     for process in PROGRESSIVE_PROCESSES:
-        values = {d: statistics.fmean(metric_values(runs, "r2"))
-                  for (p, d), (_, runs) in found.items() if p == process}
-        if values:
-            shown = ", ".join(f"{d}: {values[d]:.2f}" + f" {NOT_CONVERGED_MARK}" * ((process, d) in unconverged)
-                              + f" {SETTLED_LATER_MARK}" * ((process, d) in later) for d in sorted(values))
-            parts.append(f"{process.replace('_', ' ')} R² by d_fixed {{{shown}}}")
-    ours = "; ".join(parts) + (f" ({NOT_CONVERGED_MARK} not converged: {len(unconverged)} of {len(found)} points)" if unconverged else "")
-    ours += f" ({SETTLED_LATER_MARK} trained longer, until it converged: {len(later)} of {len(found)} points)" if later else ""
-    verdict = "not converged" if len(unconverged) == len(found) else "measured"
+        shown = [f"{r['d_fixed']}: {r['ours'][0]:.2f}"
+                 + (f" {NOT_CONVERGED_MARK}" if (process, r["d_fixed"]) in unconverged else " ✓" * r["agrees"])
+                 + f" {SETTLED_LATER_MARK}" * ((process, law(r["d_fixed"]), r["d_fixed"]) in later)
+                 for r in rows if r["process"] == process]
+        if shown:
+            parts.append(f"{process.replace('_', ' ')} R² by d_fixed {{" + ", ".join(shown) + "}")
+    agree = sum(r["agrees"] for r in rows if (r["process"], r["d_fixed"]) not in unconverged)
+    ours = "; ".join(parts) + f" ({agree}/{len(rows) - len(unconverged)} compared points agree, ✓)"
+    ours += f" ({NOT_CONVERGED_MARK} not converged: {len(unconverged)} of {len(rows)} points)" if unconverged else ""
+    longer = sum((r["process"], law(r["d_fixed"]), r["d_fixed"]) in later for r in rows)
+    ours += f" ({SETTLED_LATER_MARK} trained longer, until it converged: {longer} of {len(rows)} points)" if longer else ""
+    verdict = claim_verdict(published_points, len(rows), agree, len(unconverged))
     return Assessment(verdict, describe_budget(found.values()), paper, ours)
 
 

@@ -18,7 +18,8 @@ from cldiv.synthetic.studies import PATCHES_IB_PROTOCOLS, BLOCK_ORDER_CELLS, BLO
 from cldiv.synthetic.table1 import column_of, fmt, has_cell, summarise, COLUMN_TITLES
 from cldiv.published import FIGURE5A, TABLE3, published
 
-#: How far a cell's range over the chapter's seeds is widened when an errata variant is judged inside it (the R^2 floor).
+#: How far beyond the main cell's lowest and highest seed an errata variant's R^2 still counts as inside
+#: its range: the scorecard's R^2 floor.
 RANGE_SLACK = FLOOR["r2"]
 #: A violated MLP run that keeps only the fixed coordinate z_1 ends near R^2 = 1/3.
 ONE_THIRD = (0.2, 0.45)
