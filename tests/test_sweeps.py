@@ -289,3 +289,16 @@ def test_the_unsettled_runs_of_a_sweep_are_labelled_by_point_and_seed():
     table = unsettled_table("progressive_violation", map(drifting_code_law_record, configs)).splitlines()
     assert len(table) == 5 and table[2].startswith("| monomial / code, d_fixed = 9, seed 1 | 0.100 | -0.100 | – |")
     assert unsettled_table("progressive_violation", map(drifting_code_law_record, configs[:2])) == ""
+
+
+def test_table7_code_config_is_the_authors_protocol():
+    from cldiv.budgets import PAPER_10D_WIDTHS
+    from cldiv.synthetic.sweeps import table7_code_config
+
+    linear = table7_code_config("injective_linear", 9, seed=3)
+    assert (linear.batch_size, linear.n_negatives, linear.iterations, linear.lr) == (2000, 2000, 100, 1e-4)
+    assert linear.hidden_widths == PAPER_10D_WIDTHS and linear.mlp_order == "linear_relu_bn"
+    assert (linear.process_variant, linear.positive_law, linear.precision, linear.seed) == ("code", "code", "fp32", 3)
+    assert table7_code_config("monomial", 2, iterations=5000).eval_every == 100
+    with pytest.raises(ValueError, match="process must be one of"):
+        table7_code_config("spiral", 2)

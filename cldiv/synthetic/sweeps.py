@@ -115,6 +115,19 @@ def sweep_configs(
     return configs
 
 
+def table7_code_config(process: str, d_fixed: int, seed: int = 0, iterations: int = 100) -> SyntheticConfig:
+    """One run of the 10-D experiment as the authors' code ran it for Table 7 (PAPER.md, Section 4): the
+    paper's widths in the code's block order (Linear -> ReLU -> BatchNorm), N = M = 2000, Adam at lr 1e-4,
+    the code's injective map (diag(U(0,1)) over N(0,1), random bias), its fair sign coin at d_fixed = 9,
+    float32, ``iterations`` steps (the script says 100) with the curve logged 50 times."""
+    check_choice("process", process, PROGRESSIVE_PROCESSES)
+    return SyntheticConfig(
+        process=process, process_variant="code" if process == "injective_linear" else "paper", latent_dim=10,
+        d_fixed=d_fixed, batch_size=2000, n_negatives=2000, iterations=iterations,
+        eval_every=max(iterations // 50, 1), lr=1e-4, hidden_widths=budgets.PAPER_10D_WIDTHS,
+        mlp_order="linear_relu_bn", positive_law="code", precision="fp32", seed=seed)
+
+
 def run_named_sweep(
     name: str,
     budget: str = "cpu",
