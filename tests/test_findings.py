@@ -238,3 +238,20 @@ def test_table7_comparison_reads_the_codes_metric_and_the_codes_sign_rule_at_nin
     assert rows[0]["ours"][2] == 2 and abs(rows[0]["ours"][0] - published[0][0]) < 1e-12
     table = table7_markdown(rows)
     assert "| monomial | 0.990 / 0.990 ✓ |" in table and f"{published[4][0]:.3f} / {published[4][0] + 0.3:.3f} |" in table
+
+
+def test_table7_protocol_rows_show_the_stored_lengths_of_the_codes_protocol(tmp_path):
+    from test_scorecard import write_run  # tests/ is on sys.path under pytest
+
+    from cldiv.runs.store import ResultStore
+    from cldiv.synthetic.sweep_findings import table7_protocol_markdown, table7_protocol_rows
+    from cldiv.synthetic.sweeps import table7_code_config
+
+    write_run(tmp_path, table7_code_config("injective_linear", 2, iterations=100), r2_in_sample=0.19, train_loss_last=5.45)
+    write_run(tmp_path, table7_code_config("injective_linear", 2, iterations=5000), r2_in_sample=0.02, train_loss_last=4.81)
+    write_run(tmp_path, table7_code_config("injective_linear", 9, iterations=100), r2_in_sample=0.48, train_loss_last=6.0)
+    rows = table7_protocol_rows(ResultStore(tmp_path))
+    assert [(r["d_fixed"], r["iterations"]) for r in rows] == [(2, 100), (2, 5000), (9, 100)]
+    table = table7_protocol_markdown(rows)
+    assert "| injective linear | 2 | 0.014 ± 0.003 | 0.190 (5.45) | 0.020 (4.81) |" in table
+    assert "| injective linear | 9 | 0.299 ± 0.047 | 0.480 (6.00) |  |" in table

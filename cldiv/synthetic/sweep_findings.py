@@ -12,6 +12,7 @@ from cldiv.published import TABLE7_R2, published
 from cldiv.runs.verdicts import FLOOR, cell_agrees
 from cldiv.synthetic.convergence import r2_change
 from cldiv.synthetic.findings import listing, value_range
+from cldiv.synthetic.sweeps import table7_code_config
 from cldiv.synthetic.table1 import COLUMN_TITLES, fmt
 
 
@@ -216,4 +217,42 @@ def table7_markdown(rows: list[dict]) -> str:
             shown.append("" if row is None else f"{row['published'][0]:.3f} / {row['ours'][0]:.3f}"
                          + (" ✓" if row["agrees"] else ""))
         lines.append(f"| {process.replace('_', ' ')} | " + " | ".join(shown) + " |")
+    return "\n".join(lines)
+
+
+#: The training lengths at which the errata chapter shows the authors' 10-D protocol: the 100 steps its
+#: script sets, and the 5000 of the synthetic benchmark's protocol.
+TABLE7_LENGTHS = (100, 5000)
+
+
+def table7_protocol_rows(store, processes: Iterable[str] = tuple(TABLE7_R2), d_values: Iterable[int] = range(11),
+                         lengths: Iterable[int] = TABLE7_LENGTHS, seed: int = 0) -> list[dict]:
+    """The stored runs of the authors' 10-D protocol (``table7_code_config``) for ``seed``, one row per
+    process, d_fixed and length: the code's R^2 (in sample), the last training-batch loss and Table 7's
+    (mean, sd). Runs not in ``store`` are left out."""
+    rows = []
+    for process in processes:
+        for d_fixed in d_values:
+            for iterations in lengths:
+                record = store.load(table7_code_config(process, d_fixed, seed, iterations))
+                if record is not None:
+                    rows.append({"process": process, "d_fixed": d_fixed, "iterations": iterations,
+                                 "r2_in_sample": record["metrics"]["r2_in_sample"],
+                                 "train_loss": record["metrics"]["train_loss_last"],
+                                 "published": TABLE7_R2[process][d_fixed]})
+    return rows
+
+
+def table7_protocol_markdown(rows: list[dict]) -> str:
+    """``table7_protocol_rows`` as a markdown table, one row per process and d_fixed, the code's R^2 and
+    the last training loss at each stored length beside Table 7."""
+    lengths = sorted({r["iterations"] for r in rows})
+    cells = {(r["process"], r["d_fixed"], r["iterations"]): r for r in rows}
+    lines = ["| process | d_fixed | Table 7 | " + " | ".join(f"R² at {n} steps (loss)" for n in lengths) + " |",
+             "|---" * (3 + len(lengths)) + "|"]
+    for process, d_fixed in dict.fromkeys((r["process"], r["d_fixed"]) for r in rows):
+        mean, sd = TABLE7_R2[process][d_fixed]
+        shown = [f"{cells[process, d_fixed, n]['r2_in_sample']:.3f} ({cells[process, d_fixed, n]['train_loss']:.2f})"
+                 if (process, d_fixed, n) in cells else "" for n in lengths]
+        lines.append(f"| {process.replace('_', ' ')} | {d_fixed} | {mean:.3f} ± {sd:.3f} | " + " | ".join(shown) + " |")
     return "\n".join(lines)
