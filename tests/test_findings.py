@@ -255,3 +255,15 @@ def test_table7_protocol_rows_show_the_stored_lengths_of_the_codes_protocol(tmp_
     table = table7_protocol_markdown(rows)
     assert "| injective linear | 2 | 0.014 ± 0.003 | 0.190 (5.45) | 0.020 (4.81) |" in table
     assert "| injective linear | 9 | 0.299 ± 0.047 | 0.480 (6.00) |  |" in table
+
+
+def test_the_table7_code_command_shows_stored_runs_beside_table7(tmp_path, monkeypatch, capsys):
+    from test_scorecard import write_run  # tests/ is on sys.path under pytest
+
+    from cldiv.book.cli import main
+    from cldiv.synthetic.sweeps import table7_code_config
+
+    monkeypatch.setenv("CLDIV_RESULTS", str(tmp_path))
+    write_run(tmp_path, table7_code_config("monomial", 9, iterations=100), r2_in_sample=0.43, train_loss_last=4.81)
+    main(["table7-code", "--processes", "monomial", "--d-fixed", "9"])  # stored: nothing trains
+    assert "| monomial | 9 | 0.425 ± 0.056 | 0.430 (4.81) |" in capsys.readouterr().out

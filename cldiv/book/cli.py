@@ -32,7 +32,8 @@ from cldiv.synthetic import bench
 from cldiv.synthetic.batched import run_batched
 from cldiv.synthetic.generators import SYNTHETIC_PROCESSES
 from cldiv.synthetic.gpu_run import gpu_run
-from cldiv.synthetic.sweeps import format_summary, run_named_sweep
+from cldiv.synthetic.sweep_findings import table7_protocol_markdown, table7_protocol_rows
+from cldiv.synthetic.sweeps import PROGRESSIVE_PROCESSES, format_summary, run_named_sweep, table7_code_config
 from cldiv.synthetic.studies import chapter_runs, unique_runs
 from cldiv.synthetic.table1 import COLUMNS, markdown_table, summarise, table_configs
 from cldiv.synthetic.train import STEP_MODE_VARIABLE, run_all
@@ -149,6 +150,15 @@ def _sweep(args: argparse.Namespace) -> None:
     print(format_summary(args.name, records, ResultStore.default()))
 
 
+def _table7_code(args: argparse.Namespace) -> None:
+    """Run (or load) the 10-D experiment at the authors' protocol for Table 7 and print it beside Table 7."""
+    configs = [table7_code_config(process, d, seed, iterations) for seed in range(args.seeds)
+               for iterations in args.iterations for process in args.processes for d in args.d_fixed]
+    run_all(configs, workers=args.workers)
+    print(table7_protocol_markdown(table7_protocol_rows(ResultStore.default(), args.processes, args.d_fixed,
+                                                        args.iterations)))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cldiv", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -221,6 +231,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a sweep axis (processes, encoders, rhos, d_fixed, seeds) or a SyntheticConfig "
                         "field for every run; repeatable")
     p.set_defaults(func=_sweep)
+
+    p = sub.add_parser("table7-code", help="the 10-D experiment at the authors' protocol for Table 7",
+                       description="Run (or load) runs of cldiv.synthetic.sweeps.table7_code_config (the paper's "
+                       "widths, N = M = 2000, lr 1e-4, the code's block order, map and sign coin) and print them "
+                       "beside Table 7 (errata chapter).")
+    p.add_argument("--iterations", nargs="+", type=int, default=[100], help="training lengths (default: 100)")
+    p.add_argument("--d-fixed", nargs="+", type=int, default=list(range(11)), help="fixed coordinates (default: 0..10)")
+    p.add_argument("--processes", nargs="+", default=list(PROGRESSIVE_PROCESSES), choices=PROGRESSIVE_PROCESSES)
+    p.add_argument("--seeds", type=int, default=1, help="runs per point, seeds 0 .. seeds-1 (default: 1)")
+    p.add_argument("--workers", type=int, default=1, help="parallel processes (default: 1)")
+    p.set_defaults(func=_table7_code)
 
     p = sub.add_parser("list", help="list chapters and their parameters")
     p.set_defaults(func=_list)
