@@ -10,7 +10,7 @@ from typing import Iterable, Sequence
 
 from cldiv.published import TABLE7_R2, published
 from cldiv.runs.verdicts import FLOOR, cell_agrees
-from cldiv.synthetic.convergence import r2_change
+from cldiv.synthetic.convergence import converged, r2_change
 from cldiv.synthetic.findings import listing, value_range
 from cldiv.synthetic.sweeps import table7_code_config
 from cldiv.synthetic.table1 import COLUMN_TITLES, fmt
@@ -228,8 +228,9 @@ TABLE7_LENGTHS = (100, 5000)
 def table7_protocol_rows(store, processes: Iterable[str] = tuple(TABLE7_R2), d_values: Iterable[int] = range(11),
                          lengths: Iterable[int] = TABLE7_LENGTHS, seed: int = 0) -> list[dict]:
     """The stored runs of the authors' 10-D protocol (``table7_code_config``) for ``seed``, one row per
-    process, d_fixed and length: the code's R^2 (in sample), the last training-batch loss and Table 7's
-    (mean, sd). Runs not in ``store`` are left out."""
+    process, d_fixed and length: the code's R^2 (in sample), the last training-batch loss, whether the run
+    converged (``cldiv.synthetic.convergence.converged``), Table 7's (mean, sd) and whether the run agrees with
+    it (``cell_agrees`` of one run: within the floor or two published sd). Runs not in ``store`` are left out."""
     rows = []
     for process in processes:
         for d_fixed in d_values:
@@ -239,7 +240,9 @@ def table7_protocol_rows(store, processes: Iterable[str] = tuple(TABLE7_R2), d_v
                     rows.append({"process": process, "d_fixed": d_fixed, "iterations": iterations,
                                  "r2_in_sample": record["metrics"]["r2_in_sample"],
                                  "train_loss": record["metrics"]["train_loss_last"],
-                                 "published": TABLE7_R2[process][d_fixed]})
+                                 "converged": converged(record), "published": TABLE7_R2[process][d_fixed],
+                                 "agrees": cell_agrees([record["metrics"]["r2_in_sample"]],
+                                                       TABLE7_R2[process][d_fixed], "r2")})
     return rows
 
 
