@@ -18,7 +18,8 @@ findings as numbers), importing only layers 1-2. Then it touches, outside that s
 (``budgets.BUDGETS`` and ``budgets.GROUPS``), its published numbers (``published``), its chapter
 (``notebooks/``, ``_toc.yml``, the chapter's parameter rules in ``book/parameters.RULES`` and golden
 parameters in ``tests/golden/parameters.json``), a subcommand of ``book/cli.py`` that trains it, and its
-claims on the scorecard (``book/scorecard.py``); ``tests/test_layers.py`` gives the new subpackage its layer.
+claims on the scorecard (``book/scorecard.py``). ``tests/test_layers.py`` treats every subpackage it does not
+name as an experiment, so the new one is checked without an entry there.
 """
 
 __version__ = "0.1.0"
