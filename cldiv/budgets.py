@@ -36,6 +36,10 @@ class Budget:
     rerun_at: str | None = None
     fp32_cells: tuple[tuple[str, str], ...] = ()
 
+    def fields(self, group: str | None = None) -> dict[str, Any]:
+        """The config fields a run of ``group`` (None: no group) gets: ``config``, then the group's."""
+        return {**self.config, **self.groups.get(group, {})} if group else dict(self.config)
+
 
 # The paper's 10-D encoder (Table 7): hidden widths of the MLP on S^9.
 PAPER_10D_WIDTHS = (512, 1024, 1024, 512, 256, 128, 64, 32)
@@ -206,7 +210,6 @@ def budget(experiment: str, name: str) -> Budget:
 def overrides(experiment: str, name: str, group: str | None = None) -> dict[str, Any]:
     """The config fields a run of ``group`` (one of the experiment's GROUPS; None: no group) gets."""
     spec = budget(experiment, name)
-    if group is None:
-        return dict(spec.config)
-    check_choice("group", group, GROUPS[experiment])
-    return {**spec.config, **spec.groups.get(group, {})}
+    if group is not None:
+        check_choice("group", group, GROUPS[experiment])
+    return spec.fields(group)

@@ -68,3 +68,11 @@ def test_the_progressive_cpu_lengths_are_sorted_and_hold_the_budget_s_own():
 
 def test_the_image_budget_groups_are_the_image_encoders():
     assert GROUPS["simclr"] == IMAGE_ENCODERS
+
+
+def test_a_cell_config_is_the_same_from_the_budget_name_or_the_budget_itself():
+    spec = budget("synthetic", "paper")
+    for column, process in (("holds", "spiral"), ("adapted", "identity"), ("violated", "linear")):
+        assert cell_config(column, process, 1, "paper") == cell_config(column, process, 1, spec)
+    assert spec.fields("adapted") == overrides("synthetic", "paper", "adapted")
+    assert cell_config("holds", "spiral", 0, spec).precision == "fp32"  # one of the paper budget's fp32_cells

@@ -124,9 +124,9 @@ def simclr_configs(
         raise ValueError("encoders and regimes must be lists of names, e.g. ['resnet18', 'mlp']")
     for e in encoders:
         check_choice("encoder", e, IMAGE_ENCODERS)
+    spec = budgets.budget("simclr", budget)
     return [
-        SimCLRConfig(**{"dataset": dataset, "encoder": e, "regime": r, "seed": s,
-                        **budgets.overrides("simclr", budget, e), **extra})
+        SimCLRConfig(**{"dataset": dataset, "encoder": e, "regime": r, "seed": s, **spec.fields(e), **extra})
         for e in encoders for r in regimes for s in seeds
     ]
 

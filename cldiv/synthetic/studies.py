@@ -231,9 +231,9 @@ def chapter_runs(budget: str = "cpu", processes: Iterable[str] = SYNTHETIC_PROCE
     return {
         "table": table_configs(budget, processes),
         "errata": [v for _, _, v in errata_pairs(budget)],
-        "small_batch": [quarter_batch(cell_config(column, p, 0, budget)) for column, p in SMALL_BATCH_CELLS
+        "small_batch": [quarter_batch(cell_config(column, p, 0, spec)) for column, p in SMALL_BATCH_CELLS
                         if p in processes],
-        "spiral_basin": [cell_config("inverse", "spiral", s, budget) for s in range(spec.seeds, SPIRAL_BASIN_SEEDS)
+        "spiral_basin": [cell_config("inverse", "spiral", s, spec) for s in range(spec.seeds, SPIRAL_BASIN_SEEDS)
                          if "spiral" in processes],
         "reruns": [c for _, base, big in rerun_pairs(budget, processes, spec.seeds, spec.rerun_at) for c in (base, big)]
                   if spec.rerun_at else [],

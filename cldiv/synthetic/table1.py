@@ -56,12 +56,15 @@ def has_cell(column: str, process: str) -> bool:
     return COLUMNS[column]["encoder"] == "mlp" or process in INVERSE_ENCODERS
 
 
-def cell_config(column: str, process: str, seed: int = 0, budget: str = "cpu", **overrides) -> SyntheticConfig:
-    """The config of one run of a cell under a budget, with per-field ``overrides``."""
+def cell_config(column: str, process: str, seed: int = 0, budget: str | budgets.Budget = "cpu",
+                **overrides) -> SyntheticConfig:
+    """The config of one run of a cell under a budget (its name, or the ``Budget`` itself), with per-field
+    ``overrides``."""
     check_choice("column", column, tuple(COLUMNS))
     check_choice("process", process, SYNTHETIC_PROCESSES)
-    fields = {**budgets.overrides("synthetic", budget, BUDGET_GROUP[column]), **COLUMNS[column]}
-    if (column, process) in budgets.budget("synthetic", budget).fp32_cells:
+    spec = budgets.budget("synthetic", budget) if isinstance(budget, str) else budget
+    fields = {**spec.fields(BUDGET_GROUP[column]), **COLUMNS[column]}
+    if (column, process) in spec.fp32_cells:
         fields["precision"] = "fp32"
     config = SyntheticConfig(process=process, seed=seed, **fields)
     return with_overrides(config, **overrides) if overrides else config
@@ -75,7 +78,8 @@ def table_configs(
     **overrides,
 ) -> list[SyntheticConfig]:
     """Every run of the chosen cells: seeds x columns x processes (where the cell exists)."""
-    seeds = budgets.budget("synthetic", budget).seeds if seeds is None else seeds
+    spec = budgets.budget("synthetic", budget)
+    seeds = spec.seeds if seeds is None else seeds
     if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
         raise ValueError(f"seeds must be a positive integer (runs per cell); got {seeds!r}")
     processes = list(processes)
@@ -83,7 +87,7 @@ def table_configs(
         check_choice("process", process, SYNTHETIC_PROCESSES)
     columns = list(columns)
     return [  # seed-major: an interrupted run has whole seeds of every cell
-        cell_config(column, process, seed, budget, **overrides)
+        cell_config(column, process, seed, spec, **overrides)
         for seed in range(seeds)
         for column in columns
         for process in processes
