@@ -2,7 +2,8 @@
 
 The browser test opens every page of the built book from file:// in headless Chromium with the
 network emulated offline, and fails on any console error, any failed request, any request that
-leaves the site, any equation MathJax did not typeset, and any image that did not load. It saves
+leaves the site, any equation MathJax did not typeset, any image that did not load, any code cell wider
+than the page and any cross-reference Sphinx could not resolve. It saves
 screenshots of the landing page and of a chapter to ``_build/screenshots/`` (or
 ``$CLDIV_SCREENSHOTS``) for a person to look at.
 
@@ -111,6 +112,7 @@ PAGE_REPORT = """(async () => {
         width: img.naturalWidth, height: img.naturalHeight})),
     wide_code: [...document.querySelectorAll('div.cell pre')].filter(pre => pre.scrollWidth > pre.clientWidth + 1)
         .map(pre => pre.textContent.slice(0, 80)),
+    unresolved: [...document.querySelectorAll('.xref')].filter(e => !e.closest('a')).map(e => e.textContent.slice(0, 80)),
   };
 })()"""
 
@@ -146,6 +148,7 @@ def check_page(browser: Browser, path: Path, root: Path) -> tuple[Page, list[str
     problems += [f"image not loaded: {img['src']}" for img in report["images"]
                  if not (img["ok"] and img["width"] > 0 and img["height"] > 0)]
     problems += [f"code cell wider than the page: {text!r}" for text in report["wide_code"]]
+    problems += [f"unresolved reference: {text!r}" for text in report["unresolved"]]
     return page, problems, report
 
 
@@ -181,13 +184,15 @@ def test_the_page_check_catches_cdn_requests_broken_images_script_errors_and_raw
     (tmp_path / "bad.html").write_text(textwrap.dedent("""\
         <!DOCTYPE html><html><head><title>bad</title>
         <script src="https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-chtml.js"></script></head>
-        <body><p><span class="math">\\(x^2\\)</span></p><img src="missing.png">
+        <body><p><span class="math">\\(x^2\\)</span> <span class="xref std std-ref">no-such-label</span></p>
+        <img src="missing.png">
         <script>console.error("boom"); undefined_function();</script></body></html>"""))
     page, problems, _ = check_page(browser, tmp_path / "bad.html", tmp_path)
     page.context.close()
     text = "\n".join(problems)
     for fault in ("request leaves the site: https://cdn.jsdelivr.net", "console.error: boom", "undefined_function",
-                  "equation not typeset", "image not loaded: missing.png", "failed request"):
+                  "equation not typeset", "image not loaded: missing.png", "failed request",
+                  "unresolved reference: 'no-such-label'"):
         assert fault in text, (fault, problems)
 
 
