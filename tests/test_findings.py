@@ -267,3 +267,14 @@ def test_the_table7_code_command_shows_stored_runs_beside_table7(tmp_path, monke
     write_run(tmp_path, table7_code_config("monomial", 9, iterations=100), r2_in_sample=0.43, train_loss_last=4.81)
     main(["table7-code", "--processes", "monomial", "--d-fixed", "9"])  # stored: nothing trains
     assert "| monomial | 9 | 0.425 ± 0.056 | 0.430 (4.81) |" in capsys.readouterr().out
+
+
+def test_table7_length_counts_compare_the_points_run_for_both_lengths():
+    from cldiv.synthetic.sweep_findings import table7_length_counts
+
+    def row(d: int, n: int, agrees: bool) -> dict:
+        return {"process": "injective_linear", "d_fixed": d, "iterations": n, "agrees": agrees}
+
+    rows = [row(0, 100, False), row(2, 100, False), row(9, 100, True), row(2, 5000, True), row(9, 5000, False)]
+    assert table7_length_counts(rows) == {"points_100": 3, "agree_100": 1, "both": 2, "both_agree_100": 1,
+                                          "both_agree_5000": 1}

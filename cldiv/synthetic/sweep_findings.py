@@ -259,3 +259,14 @@ def table7_protocol_markdown(rows: list[dict]) -> str:
                  if (process, d_fixed, n) in cells else "" for n in lengths]
         lines.append(f"| {process.replace('_', ' ')} | {d_fixed} | {mean:.3f} ± {sd:.3f} | " + " | ".join(shown) + " |")
     return "\n".join(lines)
+
+
+def table7_length_counts(rows: list[dict]) -> dict[str, int]:
+    """What ``table7_protocol_rows`` say about the training length behind Table 7: the points run for 100
+    steps ("points_100") and how many agree with it ("agree_100"); the points run for both lengths
+    ("both") and how many of them agree after 100 steps ("both_agree_100") and after 5000 ("both_agree_5000")."""
+    by_key = {(r["process"], r["d_fixed"], r["iterations"]): r for r in rows}
+    at_100 = [r for r in rows if r["iterations"] == 100]
+    both = [(r, by_key[r["process"], r["d_fixed"], 5000]) for r in at_100 if (r["process"], r["d_fixed"], 5000) in by_key]
+    return {"points_100": len(at_100), "agree_100": sum(r["agrees"] for r in at_100), "both": len(both),
+            "both_agree_100": sum(a["agrees"] for a, _ in both), "both_agree_5000": sum(b["agrees"] for _, b in both)}
