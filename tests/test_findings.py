@@ -278,3 +278,20 @@ def test_table7_length_counts_compare_the_points_run_for_both_lengths():
     rows = [row(0, 100, False), row(2, 100, False), row(9, 100, True), row(2, 5000, True), row(9, 5000, False)]
     assert table7_length_counts(rows) == {"points_100": 3, "agree_100": 1, "both": 2, "both_agree_100": 1,
                                           "both_agree_5000": 1}
+
+
+def test_table8_comparison_counts_how_close_the_means_are():
+    from cldiv.published import TABLE8_R2
+    from cldiv.synthetic.sweep_findings import table8_comparison, table8_counts, table8_markdown
+
+    def runs(value: float) -> list[dict]:
+        return [{"metrics": {"r2": value}}]
+
+    published = TABLE8_R2["spiral", "inverse"]
+    points = {("spiral", "inverse", 0.0): runs(published[0] - 0.01), ("spiral", "inverse", 0.5): runs(published[5] + 0.08),
+              ("spiral", "inverse", 1.0): runs(published[10] - 0.3), ("spiral", "inverse", 0.25): runs(0.5)}  # not in Table 8
+    rows = table8_comparison(points)
+    assert [r["rho"] for r in rows] == [0.0, 0.5, 1.0]
+    counts = table8_counts(rows)
+    assert (counts["points"], counts["within_05"], counts["within_10"]) == (3, 1, 2)
+    assert "| spiral / inverse | 1.00 / 0.99 | 0.99 / 1.07 | 0.57 / 0.27 |" in table8_markdown(rows)

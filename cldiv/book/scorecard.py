@@ -30,7 +30,7 @@ from cldiv.book.theorem_checks import (STATEMENTS, assess_theorem_3_3, assess_th
 from cldiv.runs.verdicts import (METRIC_LABELS, VERDICTS, Assessment, Cells, Tally, claim_verdict, describe_budget,
                                  find_runs, format_metric, metric_values, settle, verdict_rules)
 from cldiv.synthetic.generators import SYNTHETIC_PROCESSES
-from cldiv.synthetic.sweep_findings import table7_comparison
+from cldiv.synthetic.sweep_findings import table7_comparison, table8_comparison, table8_counts
 from cldiv.published import FIGURE5A, TABLE7_R2, published as published_cell
 from cldiv.synthetic import studies, table1 as tables
 from cldiv import budgets
@@ -246,7 +246,8 @@ def assess_constraint_sweep(store: ResultStore) -> Assessment:
 
     found = find_runs(store, configs)
     adapted = statistics.fmean(published_cell("r2", "adapted", p)[0] for p in SYNTHETIC_PROCESSES)
-    paper = f"only ρ = 1 (MLP) is published: Table 1 adapted, R² {adapted:.2f} (mean over processes)"
+    paper = (f"Table 8: mean R² at 11 values of ρ for 9 process / encoder curves (no sd); ρ = 1 (MLP) is Table 1 "
+             f"adapted, R² {adapted:.2f} (mean over processes)")
     if not found:
         return Assessment("not yet run", paper=paper)
     tally = Tally()
@@ -276,8 +277,12 @@ def assess_constraint_sweep(store: ResultStore) -> Assessment:
     same = f" ({len(ends) - len(separate)} more are Table 1's cells themselves)" if len(separate) < len(ends) else ""
     ends_text = (f"; ends agree with Table 1 cells at the same settings: {sum(r['agrees'] for r in separate)}/"
                  f"{len(separate)}{same}") if ends else ""
-    ours = (f"{'; '.join(parts)}; ρ = 1 vs Table 1: {compared}{ends_text}; {len(found)}/{grid} cells of the paper's "
-            f"grid (ρ ∈ {{{', '.join(f'{r:g}' for r in rhos)}}})")
+    settled_found, _ = settle(found, store, settled_runs)  # each point where it settled, as the chapter shows it
+    t8 = table8_counts(table8_comparison({(p, e, r): runs for (e, p, r), (_, runs) in settled_found.items()}))
+    t8_text = (f"; Table 8: {t8['within_05']}/{t8['points']} points within 0.05 of the published mean, "
+               f"{t8['within_10']} within 0.10" + (f", r {t8['pearson']:.2f}" if t8["points"] > 2 else "")) if t8["points"] else ""
+    ours = (f"{'; '.join(parts)}; ρ = 1 vs Table 1: {compared}{ends_text}{t8_text}; {len(found)}/{grid} cells of the "
+            f"paper's grid (ρ ∈ {{{', '.join(f'{r:g}' for r in rhos)}}})")
     return Assessment(verdict, describe_budget(found.values()), paper, ours, disagreements=tuple(tally.disagreements))
 
 

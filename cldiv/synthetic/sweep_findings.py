@@ -8,7 +8,7 @@ from __future__ import annotations
 import statistics
 from typing import Iterable, Sequence
 
-from cldiv.published import TABLE7_R2, published
+from cldiv.published import TABLE7_R2, TABLE8_R2, TABLE8_RHOS, published
 from cldiv.runs.verdicts import FLOOR, cell_agrees
 from cldiv.synthetic.convergence import converged, r2_change
 from cldiv.synthetic.findings import listing, value_range
@@ -270,3 +270,43 @@ def table7_length_counts(rows: list[dict]) -> dict[str, int]:
     both = [(r, by_key[r["process"], r["d_fixed"], 5000]) for r in at_100 if (r["process"], r["d_fixed"], 5000) in by_key]
     return {"points_100": len(at_100), "agree_100": sum(r["agrees"] for r in at_100), "both": len(both),
             "both_agree_100": sum(a["agrees"] for a, _ in both), "both_agree_5000": sum(b["agrees"] for _, b in both)}
+
+
+def table8_comparison(points: dict[tuple, list[dict]]) -> list[dict]:
+    """Table 8 against our runs, point by point. ``points``: (process, encoder, rho) -> the runs shown for
+    that point (``sweep_points`` of the constraint-ratio chapter's settled records); compared are the points
+    Table 8 has. Table 8 gives means only, so each row carries the difference of the means: process,
+    encoder, rho, published mean, ours (mean, sd, runs), difference (ours - published)."""
+    rows = []
+    for (process, encoder), means in TABLE8_R2.items():
+        for rho, mean in zip(TABLE8_RHOS, means):
+            runs = points.get((process, encoder, rho))
+            if runs:
+                ours = [r["metrics"]["r2"] for r in runs]
+                rows.append({"process": process, "encoder": encoder, "rho": rho, "published": mean,
+                             "ours": (statistics.fmean(ours), statistics.pstdev(ours), len(ours)),
+                             "difference": statistics.fmean(ours) - mean})
+    return rows
+
+
+def table8_counts(rows: list[dict]) -> dict[str, float]:
+    """How close ``table8_comparison`` is to Table 8: points compared, within 0.05 and within 0.10 of the
+    published mean, and the Pearson correlation of the two sets of means (nan with fewer than 3 points)."""
+    distance = [abs(r["difference"]) for r in rows]
+    pairs = [(r["published"], r["ours"][0]) for r in rows]
+    return {"points": len(rows), "within_05": sum(d <= 0.05 for d in distance),
+            "within_10": sum(d <= 0.10 for d in distance),
+            "pearson": statistics.correlation(*zip(*pairs)) if len(pairs) > 2 else float("nan")}
+
+
+def table8_markdown(rows: list[dict]) -> str:
+    """``table8_comparison`` as a markdown table: one row per process / encoder, one column per rho, each
+    cell 'published / ours'."""
+    rhos = sorted({r["rho"] for r in rows})
+    cells = {(r["process"], r["encoder"], r["rho"]): r for r in rows}
+    lines = ["| process / encoder | " + " | ".join(f"ρ = {rho:g}" for rho in rhos) + " |", "|---" * (len(rhos) + 1) + "|"]
+    for process, encoder in dict.fromkeys((r["process"], r["encoder"]) for r in rows):
+        shown = [f"{cells[process, encoder, rho]['published']:.2f} / {cells[process, encoder, rho]['ours'][0]:.2f}"
+                 if (process, encoder, rho) in cells else "" for rho in rhos]
+        lines.append(f"| {process} / {encoder} | " + " | ".join(shown) + " |")
+    return "\n".join(lines)
