@@ -69,6 +69,19 @@ def test_every_table_figure_and_theorem_of_the_paper_has_a_row(tmp_path):
     assert all(r.verdict in VERDICTS and r.chapter and r.what for r in rows)
 
 
+def test_every_claim_links_to_a_section_of_its_chapter_that_exists():
+    for claim in sc.CLAIMS:
+        text = (sc.NOTEBOOK_DIR / f"{claim.chapter}.md").read_text()
+        label = claim.section or f"chapter-{claim.chapter.replace('_', '-')}"
+        assert f"\n({label})=\n#" in text, f"{claim.name}: no ({label})= heading in {claim.chapter}.md"
+
+
+def test_the_committed_scorecard_reads_at_a_glance():
+    """Issue #57: one short line of reason a claim, about 25 words at most."""
+    for r in sc.scorecard(ResultStore(sc.REPO_ROOT / "results")):
+        assert r.reason and len(r.reason.split()) <= 25, f"{r.claim}: {len(r.reason.split())} words: {r.reason}"
+
+
 def test_empty_store_means_every_experiment_is_not_yet_run(tmp_path):
     rows = sc.scorecard(ResultStore(tmp_path), notebook_dir=tmp_path)
     assert {r.verdict for r in rows} == {"not yet run"}
@@ -137,6 +150,7 @@ def test_table1_verdict_and_budget_follow_the_result_files(tmp_path, monkeypatch
         write_run(tmp_path, tables.cell_config("holds", "identity", seed, "paper"), r2=0.5)
     table1 = row(sc.scorecard(notebook_dir=tmp_path), "Table 1")
     assert table1.verdict == "partly" and "18/19 cells agree" in table1.ours
+    assert "18/19 cells agree; disagreeing: holds/identity/R² 0.50 (paper 1.00)" in table1.reason
 
     write_table1_runs(tmp_path, agree=False)  # every published R^2 + 0.5
     table1 = row(sc.scorecard(notebook_dir=tmp_path), "Table 1")
@@ -146,6 +160,7 @@ def test_table1_verdict_and_budget_follow_the_result_files(tmp_path, monkeypatch
     spiral = published("r2", "violated", "spiral")
     expected = f"violated / spiral / R²: ours {spiral[0] + 0.502:.2f} ± 0.00 (5 runs), published {spiral[0]:.2f} ± {spiral[1]:.2f}"
     assert expected in table1.disagreements
+    assert table1.reason.endswith("and 17 more") and table1.reason.count("(paper ") == 2
 
     for path in tmp_path.glob("synthetic/*.json"):
         path.unlink()

@@ -258,7 +258,7 @@ def test_scorecard_page_follows_the_result_files_in_an_incremental_build(tmp_pat
     src, out, results = tmp_path / "src", tmp_path / "out", tmp_path / "results"
     src.mkdir()
     (src / "conf.py").write_text(MINIMAL_CONF)
-    (src / "index.md").write_text("# Scorecard\n\n$x^2$\n\n```{scorecard}\n```\n")
+    (src / "index.md").write_text("# Scorecard\n\n$x^2$\n\n```{scorecard}\n```\n\n```{scorecard}\n:details:\n```\n")
     first = _build_minimal_site(src, out, results)
     assert "Table 1" in first and "Theorem 4.5" in first and "0 result files" in first
     assert first.count("not yet run") >= 7
@@ -267,6 +267,8 @@ def test_scorecard_page_follows_the_result_files_in_an_incremental_build(tmp_pat
     write_table1_runs(results, agree=True)
     second = _build_minimal_site(src, out, results)
     assert second != first and "sd-bg-success" in second and "paper: 5000 it × batch 2000, 5 seeds" in second
+    glance = second.split("<table", 1)[1].split("</table>", 1)[0]  # the first table: claim, verdict, why
+    assert glance.count('<th class="head"') == 3 and "19/19 cells agree" in glance and "5000 it" not in glance
 
 
 def _toc_chapters() -> list[str]:

@@ -44,7 +44,7 @@ def assess_figure3(store: ResultStore) -> Assessment:
     else:
         return Assessment("not yet run", paper=paper)
     found, later = settle(found, store, DOUBLING.settled_runs)
-    tally, parts, accuracy, learned, unconverged = Tally(), [], {}, [], []
+    tally, parts, accuracy, learned, not_learning, unconverged = Tally(), [], {}, [], [], []
     for encoder in encoders:
         row = {}
         for regime in regimes:
@@ -60,6 +60,7 @@ def assess_figure3(store: ResultStore) -> Assessment:
             init = [100 * v for v in metric_values(runs, "init_probe_best")]
             if regime == "all" and values and len(init) == len(values):
                 gain, gain_sd, learns = learning_gain(values, init)
+                not_learning += [] if learns else [encoder]
                 learned.append(f"{encoder} {gain:+.1f} ± {gain_sd:.1f}{'' if learns else ' (short of +10)'}")
         if row:
             parts.append(f"{encoder} " + "/".join(f"{row[r]:.1f}" + SETTLED_LATER_MARK * ((encoder, r) in later)
@@ -82,8 +83,10 @@ def assess_figure3(store: ResultStore) -> Assessment:
                  if runs[0]["config"]["epochs"] > found[e, r][1][0]["config"]["epochs"]]
         parts.append(f"{NOT_CONVERGED_MARK} not converged: {len(unconverged)} of {len(found)} cells"
                      + (f" (where training stopped: {', '.join(where)})" if where else ""))
+    verdicts = "; ".join(f"{claim}: {claim_verdict(contrasts)}" for claim, contrasts in claims.items())
+    learning = f"; {' and '.join(not_learning)} short of +10 points over init" if not_learning else ""
     if dataset == "cifar10":
         return Assessment(tally.verdict, budget, paper, "; ".join(parts) + f" ({tally.cells})", shape=shape,
-                          disagreements=tuple(tally.disagreements))
+                          disagreements=tuple(tally.disagreements), reason=f"{tally.reason()}{learning}")
     return Assessment("measured", budget, paper, f"generated {dataset}, not CIFAR-10: " + "; ".join(parts),
-                      shape=shape)
+                      shape=shape, reason=f"on generated images; {verdicts or 'claims not yet tested'}{learning}")

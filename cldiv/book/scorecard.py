@@ -30,7 +30,8 @@ from cldiv.book.theorem_checks import (STATEMENTS, assess_theorem_3_3, assess_th
 from cldiv.runs.verdicts import (METRIC_LABELS, VERDICTS, Assessment, Cells, Tally, claim_verdict, describe_budget,
                                  find_runs, format_metric, metric_values, settle, verdict_rules)
 from cldiv.synthetic.generators import SYNTHETIC_PROCESSES
-from cldiv.synthetic.sweep_findings import table7_comparison, table8_comparison, table8_counts
+from cldiv.synthetic.sweep_findings import (table7_comparison, table7_length_counts, table7_protocol_rows,
+                                            table8_comparison, table8_counts)
 from cldiv.published import FIGURE5A, TABLE7_R2, published as published_cell
 from cldiv.synthetic import studies, table1 as tables
 from cldiv import budgets
@@ -51,6 +52,7 @@ class Claim:
     chapter: str                  # notebooks/<chapter>.md reproduces it
     assess: Callable[[ResultStore], Assessment]
     needs_chapter: bool = False   # computed by the chapter's code (theorems): "not yet run" without it
+    section: str = ""             # the label of the chapter's section with the details ("": the chapter's)
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,7 @@ class Row:
     claim: str
     what: str
     chapter: str
+    section: str
     chapter_exists: bool
     budget: str
     verdict: str
@@ -67,6 +70,7 @@ class Row:
     ours: str
     shape: str
     disagreements: tuple[str, ...]
+    reason: str
 
 
 # ----------------------------------------------------------------------------- synthetic benchmark
@@ -132,7 +136,7 @@ def _table_assessment(store: ResultStore, columns: Sequence[str], metrics: Seque
     ours = "; ".join(our_parts) + (extra(found) if extra else "") + f" ({tally.cells}{note})"
     verdict = tally.verdict if tally.n_run else "measured"
     return Assessment(verdict, describe_budget(found.values()), paper, ours,
-                      disagreements=tuple(tally.disagreements))
+                      disagreements=tuple(tally.disagreements), reason=tally.reason())
 
 
 def assess_table1(store: ResultStore) -> Assessment:
@@ -154,7 +158,8 @@ def assess_table1(store: ResultStore) -> Assessment:
         f"; not: {'; '.join(failing)}" if failing else "")
     if any(claim.startswith("patches: inverse encoder") for claim in failing):
         shape += _patches_protocol_note(store)
-    return replace(assessment, shape=shape)
+    return replace(assessment, shape=shape,
+                   reason=f"{len(checks) - len(failing)}/{len(checks)} orderings hold; {assessment.reason}")
 
 
 def _patches_protocol_note(store: ResultStore) -> str:
@@ -229,7 +234,7 @@ def assess_figure5a(store: ResultStore) -> Assessment:
         return Assessment("not yet run", paper=paper)
     verdict = tally.verdict if tally.n_run else "partly"
     return Assessment(verdict, describe_budget(found.values()), paper, "; ".join(our_parts) + f" ({tally.cells})",
-                      disagreements=tuple(tally.disagreements))
+                      disagreements=tuple(tally.disagreements), reason=tally.reason())
 
 
 def assess_constraint_sweep(store: ResultStore) -> Assessment:
@@ -283,7 +288,10 @@ def assess_constraint_sweep(store: ResultStore) -> Assessment:
                f"{t8['within_10']} within 0.10" + (f", r {t8['pearson']:.2f}" if t8["points"] > 2 else "")) if t8["points"] else ""
     ours = (f"{'; '.join(parts)}; ρ = 1 vs Table 1: {compared}{ends_text}{t8_text}; {len(found)}/{grid} cells of the "
             f"paper's grid (ρ ∈ {{{', '.join(f'{r:g}' for r in rhos)}}})")
-    return Assessment(verdict, describe_budget(found.values()), paper, ours, disagreements=tuple(tally.disagreements))
+    reason = (f"Table 8: {t8['within_05']}/{t8['points']} points within 0.05; " if t8["points"] else "") + \
+        f"ρ = 1 vs Table 1: {compared}; {len(found)} of the paper's {grid} points run"
+    return Assessment(verdict, describe_budget(found.values()), paper, ours, disagreements=tuple(tally.disagreements),
+                      reason=reason)
 
 
 def assess_progressive_violation(store: ResultStore) -> Assessment:
@@ -321,7 +329,12 @@ def assess_progressive_violation(store: ResultStore) -> Assessment:
     longer = sum((r["process"], law(r["d_fixed"]), r["d_fixed"]) in later for r in rows)
     ours += f" ({SETTLED_LATER_MARK} trained longer, until it converged: {longer} of {len(rows)} points)" if longer else ""
     verdict = claim_verdict(published_points, len(rows), agree, len(unconverged))
-    return Assessment(verdict, describe_budget(found.values()), paper, ours)
+    reason = f"{agree}/{len(rows) - len(unconverged)} converged points agree"
+    lengths = table7_length_counts(table7_protocol_rows(store))
+    if lengths["both"]:
+        reason += (f"; at the authors' code's protocol {lengths['both_agree_5000']}/{lengths['both']} after 5000 steps, "
+                   f"{lengths['both_agree_100']}/{lengths['both']} after 100")
+    return Assessment(verdict, describe_budget(found.values()), paper, ours, reason=reason)
 
 
 # ----------------------------------------------------------------------------- images (SimCLR)
@@ -331,17 +344,19 @@ def assess_progressive_violation(store: ResultStore) -> Assessment:
 
 CLAIMS: tuple[Claim, ...] = (
     Claim("Table 1", "R² of the recovery map: 5 processes × {holds, violated, adapted, + inductive bias}",
-          "synthetic_benchmark", assess_table1),
-    Claim("Table 3", "MCC, APE, final loss when diversity holds (MLP)", "synthetic_benchmark", assess_table3),
+          "synthetic_benchmark", assess_table1, section="sec-table1"),
+    Claim("Table 3", "MCC, APE, final loss when diversity holds (MLP)", "synthetic_benchmark", assess_table3,
+          section="sec-tables3-6"),
     Claim("Tables 4–6", "MCC, APE, final loss when diversity is violated", "synthetic_benchmark",
-          assess_tables4_6),
+          assess_tables4_6, section="sec-tables3-6"),
     Claim("Figure 5a", "mean R²: MLP vs inverse encoders, holds vs violated", "synthetic_benchmark",
-          assess_figure5a),
+          assess_figure5a, section="sec-figure5a"),
     Claim("Tables 8–11, Figure 5b", "constraint-ratio sweep ρ of the support-corrected loss",
-          "constraint_ratio", assess_constraint_sweep),
+          "constraint_ratio", assess_constraint_sweep, section="sec-table8"),
     Claim("Table 7, Figure 5c", "progressive violation d_fixed = 0..10 on S⁹", "progressive_violation",
-          assess_progressive_violation),
-    Claim("Figure 3", "CIFAR-10 SimCLR: 3 encoders × 3 augmentation regimes", "cifar10", assess_figure3),
+          assess_progressive_violation, section="sec-table7"),
+    Claim("Figure 3", "CIFAR-10 SimCLR: 3 encoders × 3 augmentation regimes", "cifar10", assess_figure3,
+          section="sec-figure3-claims"),
     Claim("Theorem 3.3", "InfoNCE − log M converges to a cross-entropy", "vmf_asymptotics",
           assess_theorem_3_3, needs_chapter=True),
     Claim("Theorem 4.4", "identifiability up to O(k) under the diversity condition", "identifiability",
@@ -366,5 +381,7 @@ def scorecard(store: ResultStore | None = None, *, notebook_dir: Path = NOTEBOOK
             assessment = Assessment("not yet run", paper=STATEMENTS.get(claim.name, "—"))
         else:
             assessment = claim.assess(store)
-        rows.append(Row(claim.name, claim.what, claim.chapter, exists, **asdict(assessment)))
+        fields = asdict(assessment) | {"reason": assessment.reason or assessment.ours}
+        rows.append(Row(claim.name, claim.what, claim.chapter, claim.section or f"chapter-{claim.chapter.replace('_', '-')}",
+                        exists, **fields))
     return rows

@@ -11,8 +11,9 @@ Loaded by ``_config.yml`` (``sphinx: extra_extensions: [cldiv.book.site]``). It 
   sphinx-thebe's scripts, which would load thebe from a CDN, are left out while the book has no
   thebe launch button.
 - **The ``{scorecard}`` directive**, which renders ``cldiv.book.scorecard.scorecard()`` -- every claim
-  of the paper, its chapter, budget, verdict and key numbers -- as one table, computed from the
-  result store at build time. Pages that use it are re-read on every build, so the table follows
+  of the paper, linked to its chapter's section, with its verdict and the reason in a line; with
+  ``:details:``, the budgets, key numbers and disagreeing cells -- computed from the result store
+  at build time. Pages that use it are re-read on every build, so the table follows
   the result files even in an incremental build.
 """
 
@@ -146,9 +147,15 @@ def _entry(*children: nodes.Node) -> nodes.entry:
 
 
 class ScorecardDirective(SphinxDirective):
-    """``{scorecard}``: the reproduction scorecard as a table (no arguments, no content)."""
+    """``{scorecard}``: the reproduction scorecard at a glance -- one row per claim: the claim, linked
+    to the chapter section with its details, its verdict badge and the reason in a line.
+
+    ``:details:`` renders the rest instead: per claim the budget, the published and our key numbers
+    and the shape checks, how verdicts are decided, and every cell that disagrees (the landing page
+    folds it under the table)."""
 
     has_content = False
+    option_spec = {"details": lambda argument: True}
 
     def run(self) -> list[nodes.Node]:
         store = ResultStore.default()
@@ -156,17 +163,35 @@ class ScorecardDirective(SphinxDirective):
         docs = getattr(self.env, "cldiv_scorecard_docs", set())
         docs.add(self.env.docname)
         self.env.cldiv_scorecard_docs = docs
+        return self._details(rows) if "details" in self.options else self._glance(rows, store)
 
+    def _glance(self, rows: list[Row], store: ResultStore) -> list[nodes.Node]:
         n_files = len(list(store.root.glob("*/*.json")))
         counts = Counter(row.verdict for row in rows)
         summary = ", ".join(f"{counts[v]} {v}" for v in VERDICT_COLOURS if counts[v])
         intro = _paragraph(nodes.Text(
-            f"Computed when this page was built, by cldiv {__version__}, from {n_files} result "
-            f"file{'s' * (n_files != 1)} in the result store ({self._store_name(store)}). "
-            f"{len(rows)} claims: {summary}."
-        ))
-        header = ("Claim", "Chapter", "Budget", "Verdict", "Paper (published)", "Ours", "Shape")
-        widths = (13, 11, 11, 9, 18, 26, 12)
+            f"{len(rows)} claims: {summary}. Computed when this page was built, by cldiv {__version__}, from "
+            f"{n_files} result file{'s' * (n_files != 1)} in the result store ({self._store_name(store)})."))
+        table = self._table(("Claim", "Verdict", "Why"), (27, 11, 62),
+                            [(self._claim(row), self._badge(row), _entry(_paragraph(nodes.Text(row.reason))))
+                             for row in rows])
+        return [intro, table]
+
+    def _details(self, rows: list[Row]) -> list[nodes.Node]:
+        table = self._table(("Claim", "Budget", "Paper (published)", "Ours", "Shape"), (12, 15, 22, 33, 18),
+                            [(_entry(_paragraph(nodes.strong(text=row.claim))),
+                              *(_entry(_paragraph(nodes.Text(value)))
+                                for value in (row.budget, row.paper, row.ours, row.shape))) for row in rows])
+        rules = _paragraph(nodes.strong(text="How the verdicts are decided. "), nodes.Text(verdict_rules()))
+        disagreeing = [f"{row.claim}, {cell}" for row in rows for cell in row.disagreements]
+        listing = _paragraph(nodes.strong(text="Every cell that disagrees. "),
+                             nodes.Text("None." if not disagreeing else ""))
+        cells = nodes.bullet_list()
+        cells.extend(nodes.list_item("", _paragraph(nodes.Text(cell))) for cell in disagreeing)
+        return [table, rules, listing] + ([cells] if disagreeing else [])
+
+    @staticmethod
+    def _table(header: tuple[str, ...], widths: tuple[int, ...], rows: list[tuple[nodes.entry, ...]]) -> nodes.Node:
         table = nodes.table(classes=["cldiv-scorecard", "colwidths-given"])
         group = nodes.tgroup(cols=len(header))
         table += group
@@ -174,17 +199,10 @@ class ScorecardDirective(SphinxDirective):
         head = nodes.thead()
         head += nodes.row("", *(_entry(_paragraph(nodes.Text(h))) for h in header))
         body = nodes.tbody()
-        body.extend(self._row(row) for row in rows)
+        body.extend(nodes.row("", *entries) for entries in rows)
         group += head
         group += body
-        rules = _paragraph(nodes.strong(text="How the verdicts are decided. "), nodes.Text(verdict_rules()))
-        disagreeing = [f"{row.claim}, {cell}" for row in rows for cell in row.disagreements]
-        listing = _paragraph(nodes.strong(text="Every cell that disagrees. "),
-                             nodes.Text("None." if not disagreeing else ""))
-        cells = nodes.bullet_list()
-        cells.extend(nodes.list_item("", _paragraph(nodes.Text(cell))) for cell in disagreeing)
-        return [intro, nodes.container("", table, classes=["cldiv-wide"]), rules, listing] + (
-            [cells] if disagreeing else [])
+        return nodes.container("", table, classes=["cldiv-wide"])
 
     @staticmethod
     def _store_name(store: ResultStore) -> str:
@@ -193,22 +211,21 @@ class ScorecardDirective(SphinxDirective):
         except ValueError:
             return str(store.root)
 
-    def _row(self, row: Row) -> nodes.row:
-        claim = _entry(_paragraph(nodes.strong(text=row.claim)),
-                       _paragraph(nodes.inline(text=row.what, classes=["cldiv-claim-what"])))
-        docname = f"notebooks/{row.chapter}"
-        if docname in self.env.found_docs:
-            ref = pending_xref("", nodes.inline(text=row.chapter), refdomain="std", reftype="doc",
-                               reftarget=f"/{docname}", refexplicit=False, refwarn=True,
-                               refdoc=self.env.docname)
-            chapter = _entry(_paragraph(ref))
-        else:
-            chapter = _entry(_paragraph(nodes.literal(text=row.chapter), nodes.Text(" (not in the book yet)")))
+    def _claim(self, row: Row) -> nodes.entry:
+        """The claim's name, linked to the section of its chapter with the details, and what it states."""
+        what = _paragraph(nodes.inline(text=row.what, classes=["cldiv-claim-what"]))
+        if f"notebooks/{row.chapter}" not in self.env.found_docs:
+            return _entry(_paragraph(nodes.strong(text=row.claim), nodes.Text(" ("),
+                                     nodes.literal(text=row.chapter), nodes.Text(" not in the book yet)")), what)
+        ref = pending_xref("", nodes.strong(text=row.claim), refdomain="std", reftype="ref",
+                           reftarget=row.section, refexplicit=True, refwarn=True, refdoc=self.env.docname)
+        return _entry(_paragraph(ref), what)
+
+    @staticmethod
+    def _badge(row: Row) -> nodes.entry:
         colour = VERDICT_COLOURS[row.verdict]
-        verdict = _entry(_paragraph(nodes.inline(
+        return _entry(_paragraph(nodes.inline(
             text=row.verdict, classes=["sd-badge", f"sd-bg-{colour}", f"sd-bg-text-{colour}"])))
-        text = [_entry(_paragraph(nodes.Text(value))) for value in (row.budget, row.paper, row.ours, row.shape)]
-        return nodes.row("", claim, chapter, text[0], verdict, text[1], text[2], text[3])
 
 
 def _reread_scorecard_pages(app: Sphinx, env: Any, added: set, changed: set, removed: set) -> list[str]:

@@ -132,6 +132,7 @@ class Assessment:
     ours: str = "—"
     shape: str = "—"                       # the ordering or trend the paper claims, checked on ours
     disagreements: tuple[str, ...] = ()    # every cell that disagrees, with both numbers
+    reason: str = ""                       # the verdict's reason at a glance (about 25 words); "" : ``ours``
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -144,6 +145,7 @@ class Tally:
     def __init__(self) -> None:
         self.n_cells = self.n_run = self.n_unconverged = self.n_agree = self.n_uncompared = 0
         self.disagreements: list[str] = []
+        self.misses: list[tuple[str, float, float, str]] = []  # (label, our mean, published mean, metric)
 
     def add_uncompared(self) -> None:
         """A published cell that was run, but not so that it can be compared (a loss at other
@@ -167,6 +169,7 @@ class Tally:
             self.n_agree += 1
         else:
             spread = f" ± {format_metric(statistics.stdev(ours), metric)}" if len(ours) > 1 else ""
+            self.misses.append((label, statistics.fmean(ours), published[0], metric))
             self.disagreements.append(
                 f"{label}: ours {format_metric(statistics.fmean(ours), metric)}{spread} ({len(ours)} "
                 f"run{'s' * (len(ours) > 1)}), published {format_metric(published[0], metric)} ± "
@@ -182,6 +185,17 @@ class Tally:
         return (f"{self.n_agree}/{compared} cells agree"
                 + (f", {self.n_unconverged} not converged" if self.n_unconverged else "")
                 + (f", {not_run} not run" if (not_run := self.n_cells - self.n_run - self.n_uncompared) else ""))
+
+    def reason(self, shown: int = 2) -> str:
+        """``cells`` and the ``shown`` largest misses (in units of the metric's FLOOR), ours vs published:
+        the scorecard's line at a glance: '17/19 cells agree; disagreeing: violated/identity R² 0.33 (paper 0.06), ...'."""
+        if not self.misses:
+            return self.cells
+        worst = sorted(self.misses, key=lambda m: -abs(m[1] - m[2]) / FLOOR[m[3]])
+        misses = ", ".join(f"{label.replace(' / ', '/')} {format_metric(ours, metric)} (paper "
+                           f"{format_metric(published, metric)})" for label, ours, published, metric in worst[:shown])
+        more = f" and {len(worst) - shown} more" if len(worst) > shown else ""
+        return f"{self.cells}; disagreeing: {misses}{more}"
 
 
 # ----------------------------------------------------------------------------- which runs count
