@@ -101,23 +101,6 @@ def test_rerun_findings_compare_with_the_published_value_and_count_the_mirrored_
     assert "appears in 2 of 20 seeds; at that rate five runs all avoid it with probability 0.59" in text
 
 
-def test_progressive_findings_report_recovery_with_and_without_a_fixed_coordinate():
-    from cldiv.synthetic.sweep_findings import progressive_findings
-
-    rows = {("linear", "paper"): {0: (0.86, 0, 5), 1: (0.15, 0, 5)}}
-    split = {("linear", 1): [(0.5, 0.02)], ("linear", 4): [(0.6, 0.05)], ("linear", 6): [(0.7, 0.04)]}
-    text = progressive_findings(rows, split, 10)
-    assert "recovery collapses as soon as one coordinate is fixed" in text
-    assert "reaches $R^2$ 0.86, with" in text and "directions free to move — 0.15." in text
-    assert "at $R^2$ 0.50 for one fixed coordinate, 0.60–0.70 for 4 to 6;" in text
-    assert "loses the free ones almost entirely ($R^2$ at most 0.05)" in text
-    # the words follow the numbers: a small drop and free coordinates that survive
-    rows = {("linear", "paper"): {0: (0.86, 0, 5), 1: (0.75, 0, 5)}}
-    split = {("linear", 1): [(0.9, 0.7)]}
-    text = progressive_findings(rows, split, 10)
-    assert "fixing one coordinate lowers recovery" in text and "keeps the free ones at $R^2$ 0.70" in text
-
-
 def test_the_patches_protocol_study_says_which_difference_moves_the_cell_and_which_rows_settled(tmp_path):
     from cldiv.runs.store import ResultStore
     from cldiv.synthetic.convergence import longer_configs

@@ -1,6 +1,6 @@
 """What the two sweeps of Section 4 say against the paper: the constraint-ratio sweep (Tables 8-11,
 Figure 5b), its endpoints against Table 1, the price of sharing negatives, and the progressive
-violation in 10-D (Table 7, Figure 5c). Numbers and sentences computed from the stored runs.
+violation in 10-D (Table 7). Numbers and sentences computed from the stored runs.
 """
 
 from __future__ import annotations
@@ -14,31 +14,6 @@ from cldiv.synthetic.convergence import converged, r2_change
 from cldiv.synthetic.findings import listing, value_range
 from cldiv.synthetic.sweeps import table7_code_config
 from cldiv.synthetic.table1 import COLUMN_TITLES, fmt
-
-
-def progressive_findings(rows: dict, split: dict, k: int) -> str:
-    """The 10-D sweep in words: recovery without and with one fixed coordinate, and which coordinates
-    survive. rows: ``summary_rows("progressive_violation", ...)``; split: (process, d_fixed) ->
-    [(R^2 of the fixed coordinates, R^2 of the free ones)] per seed; k: the latent dimension."""
-    at = lambda d: [row[d][0] for (_, law), row in rows.items() if d in row and law == "paper"]  # noqa: E731
-    fixed_at = lambda ds: [statistics.fmean(v[0] for v in split[p, d]) for (p, d) in split if d in ds]  # noqa: E731
-    free = [statistics.fmean(v[1] for v in split[p, d]) for (p, d) in split if 1 <= d < k]
-    middle = [d for d in sorted({d for _, d in split}) if 2 <= d <= 8]
-    if not (at(0) and at(1)):
-        return ""
-    drop = min(at(0)) - max(at(1))
-    verdict = ("recovery collapses as soon as one coordinate is fixed" if drop > 0.3 else
-               "fixing one coordinate lowers recovery" if drop > 0 else
-               "fixing one coordinate does not separate the runs from those without")
-    free_text = (f"loses the free ones almost entirely ($R^2$ at most {max(free):.2f})" if max(free) < 0.2 else
-                 f"keeps the free ones at $R^2$ {value_range(free, 2)}")
-    return (f"At this budget {verdict}: with $d_{{\\text{{fixed}}}} = 0$ the MLP reaches $R^2$ {value_range(at(0), 2)}, "
-            f"with one coordinate of ten fixed — a violation of the diversity condition that leaves 9 of 10 "
-            f"directions free to move — {value_range(at(1), 2)}. The breakdown by coordinate shows what survives: the "
-            f"fixed coordinates $u$, which every positive pair shares, at $R^2$ {value_range(fixed_at([1]), 2)} for one "
-            "fixed coordinate"
-            + (f", {value_range(fixed_at(middle), 2)} for {middle[0]} to {middle[-1]}" if middle and fixed_at(middle) else "")
-            + f"; the encoder {free_text}.")
 
 
 def constraint_ratio_findings(rows: dict, processes: Iterable[str], rhos: Iterable[float], iterations: int,
