@@ -45,48 +45,32 @@ def test_a_comparison_in_the_findings_turns_when_the_data_turn():
     assert bars["inverse", "holds"] == 0.905 and bars["mlp", "violated"] == 0.305
 
 
-def test_constraint_ratio_findings_name_the_interior_optimum_and_the_inverse_encoders_direction():
-    from cldiv.synthetic.sweep_findings import constraint_ratio_findings
+def test_constraint_ratio_numbers_count_interior_optima_and_follow_the_inverse_encoders():
+    import math
+
+    from cldiv.synthetic.sweep_findings import constraint_ratio_numbers
 
     rows = {("identity", "mlp"): {0.0: (0.3, 0, 5), 0.5: (0.7, 0, 5), 1.0: (0.6, 0, 5)},
             ("identity", "inverse"): {0.0: (0.95, 0, 5), 1.0: (0.7, 0, 5)}}
-    text = constraint_ratio_findings(rows, ["identity"], [0.0, 0.5, 1.0], 300, {})
-    assert f"against {published('r2', 'adapted', 'identity')[0]:.2f} in Table 1's" in text
-    assert "identity is best at $\\rho = 0.5$ (0.70, against 0.30 at $\\rho = 0$ and 0.60 at $\\rho = 1$)" in text
-    assert "the inverse encoders go from identity 0.95 at $\\rho = 0$ to identity 0.70 at $\\rho = 1$" in text
-    # an interior mean within the floor (0.02) of an end is no optimum
-    rows["identity", "mlp"][0.5] = (0.61, 0, 5)
-    assert "best at" not in constraint_ratio_findings(rows, ["identity"], [0.0, 0.5, 1.0], 300, {})
+    numbers = constraint_ratio_numbers(rows, ["identity"], [0.0, 0.5, 1.0])
+    assert (numbers["mlp_one_low"], numbers["mlp_one_high"]) == (0.6, 0.6)
+    assert numbers["adapted_low"] == published("r2", "adapted", "identity")[0]
+    assert numbers["interior"] == 1 and (numbers["inverse_low_rho"], numbers["inverse_high_rho"]) == (0.95, 0.7)
+    rows["identity", "mlp"][0.5] = (0.61, 0, 5)  # an interior mean within the floor (0.02) of an end is no optimum
+    assert constraint_ratio_numbers(rows, ["identity"], [0.0, 0.5, 1.0])["interior"] == 0
+    assert math.isnan(constraint_ratio_numbers(rows, ["identity"], [0.0, 0.5])["mlp_one_low"])  # rho = 1 not run
 
 
-def test_spirals_resistance_to_the_violation_is_called_lasting_only_if_the_runs_where_it_settles_keep_it():
-    from cldiv.synthetic.sweep_findings import constraint_ratio_findings
-
-    rows = {("spiral", "mlp"): {0.0: (0.96, 0.01, 3), 1.0: (0.62, 0.01, 3)}}
-    table1 = {"the paper's protocol": 0.33, "the cpu budget": 0.99}
+def test_the_lengths_table_shows_each_stored_length_and_where_the_point_settled():
+    from cldiv.synthetic.sweep_findings import lengths_markdown
 
     def runs(iterations, r2s):
         return [{"config": {"iterations": iterations}, "metrics": {"r2": r2}} for r2 in r2s]
 
-    first = runs(8000, (0.95, 0.96, 0.97))
-
-    def text(lengths, settled):
-        return constraint_ratio_findings(rows, ["spiral"], [0.0, 1.0], 8000, table1, lengths, settled)
-
-    unclear = text([first, runs(16000, (0.62, 0.85, 0.63))], None)
-    assert "Spiral resists the violation under the standard loss ($R^2$ 0.96 at $\\rho = 0$ after 8000 iterations); " \
-           "trained longer, its mean $R^2$ is 0.96, 0.70 at 8000, 16000 iterations and has not settled" in unclear
-    assert "at the longest stored length it is 0.70 at 16000 iterations (0.62, 0.85, 0.63 over the seeds), " \
-           "a fall these seeds cannot confirm" in unclear
-    assert "; ours 0.33 at the paper's protocol; ours 0.99 at the cpu budget)" in unclear
-    fallen = [first, runs(16000, (0.70, 0.60, 0.80)), runs(32000, (0.45, 0.46, 0.44)), runs(64000, (0.45, 0.45, 0.46))]
-    assert ("0.96, 0.70, 0.45, 0.45 at 8000, 16000, 32000, 64000 iterations and settles (a doubling keeps its mean) "
-            "at 0.45 at 32000 iterations (0.45, 0.46, 0.44 over the seeds), so the resistance does not last"
-            in text(fallen, fallen[2]))
-    kept = [first, runs(16000, (0.95, 0.96, 0.97))]
-    assert "settles (a doubling keeps its mean) at 0.96 at 8000 iterations" in text(kept, first)
-    assert "so the resistance lasts" in text(kept, first)
-    assert "16000" not in text([first], None)  # no longer runs stored for every seed yet
+    lengths = [runs(8000, (0.95, 0.96, 0.97)), runs(16000, (0.70, 0.60, 0.80)), runs(32000, (0.45, 0.46, 0.44))]
+    table = lengths_markdown(lengths, lengths[2]).splitlines()
+    assert table[2] == "| 8000 | 0.96 | 0.95, 0.96, 0.97 |  |" and table[4] == "| 32000 | 0.45 | 0.45, 0.46, 0.44 | yes |"
+    assert "yes" not in lengths_markdown(lengths, None)
 
 
 def test_rerun_findings_compare_with_the_published_value_and_count_the_mirrored_seeds():
@@ -159,20 +143,19 @@ def test_the_block_order_study_shows_each_order_per_cell_and_which_agrees_with_t
     assert f"| identity violated | {targets[0] + 0.302:.2f} ± 0.00 (3/3 converged) |" in table
 
 
-def test_the_group_size_comparison_says_whether_sharing_changes_the_runs_and_whether_the_sweeps_size_is_cleared():
-    from cldiv.synthetic.sweep_findings import sharing_findings
+def test_group_sizes_are_compared_with_independent_anchors_by_the_scorecards_rule():
+    from cldiv.synthetic.sweep_findings import group_size_r2, sharing_alike, sharing_markdown
 
+    runs = [{"config": {"batch_size": 16, "anchor_groups": groups}, "metrics": {"r2": r2}}
+            for groups, r2 in ((16, 0.2), (4, 0.3), (16, 0.25))]
+    assert group_size_r2(runs) == {1: [0.2, 0.25], 4: [0.3]}
     alike = {1: [0.20, 0.22, 0.24], 4: [0.21, 0.23, 0.23], 8: [0.22, 0.24, 0.26]}
-    text = sharing_findings(alike, 4)
-    assert "no group size compared changes where the runs end" in text
-    assert "groups of 8 end at $R^2$ 0.24 (seeds 0.22–0.26), not distinguishable" in text
-    assert text.endswith("of 4 anchors, are of a size found alike.")
-
+    assert sharing_alike(alike) == {4: True, 8: True}
     unlike = {**alike, 8: [0.90, 0.92, 0.94]}
-    text = sharing_findings(unlike, 8)
-    assert "Groups of 8 change where the runs end" in text and "groups of 8 end at $R^2$ 0.92" in text
-    assert "found unlike independent anchors: its points may owe to the sharing" in text
-    assert "this comparison does not cover" in sharing_findings(alike, 16)
+    assert sharing_alike(unlike) == {4: True, 8: False}
+    assert "| 8 | 0.92 ± 0.02 | 0.90–0.94 | no |" in sharing_markdown(unlike)
+    assert sharing_alike({1: [0.2], 4: [0.3]}) == {}  # one run of independent anchors: nothing to compare with
+    assert "| 4 | 0.30 ± 0.00 | 0.30 | not compared |" in sharing_markdown({1: [0.2], 4: [0.3]})
 
 
 def test_the_loss_findings_say_at_which_number_of_negatives_the_published_losses_agree():

@@ -1,6 +1,6 @@
 """What the two sweeps of Section 4 say against the paper: the constraint-ratio sweep (Tables 8-11,
 Figure 5b), its endpoints against Table 1, the price of sharing negatives, and the progressive
-violation in 10-D (Table 7). Numbers and sentences computed from the stored runs.
+violation in 10-D (Table 7): numbers and tables computed from the stored runs; the sentences are the chapters'.
 """
 
 from __future__ import annotations
@@ -10,88 +10,72 @@ from typing import Iterable, Sequence
 
 from cldiv.published import TABLE7_R2, TABLE8_R2, TABLE8_RHOS, published
 from cldiv.runs.verdicts import FLOOR, cell_agrees
-from cldiv.synthetic.convergence import converged, r2_change
-from cldiv.synthetic.findings import listing, value_range
+from cldiv.synthetic.convergence import converged
+from cldiv.synthetic.findings import value_range
 from cldiv.synthetic.sweeps import table7_code_config
 from cldiv.synthetic.table1 import COLUMN_TITLES, fmt
 
 
-def constraint_ratio_findings(rows: dict, processes: Iterable[str], rhos: Iterable[float], iterations: int,
-                              spiral_violated: dict[str, float], spiral_lengths: Sequence[list[dict]] = (),
-                              spiral_settled: list[dict] | None = None) -> str:
-    """The constraint-ratio sweep in words. rows: ``summary_rows("constraint_ratio", ...)``, (process,
-    encoder) -> {rho: (mean, std, n)}; spiral_violated: mean R^2 of Table 1's violated Spiral runs by
-    budget label ("the paper's protocol": ...), the budgets that have runs; spiral_lengths: the runs
-    of the Spiral MLP at the smallest rho at each length stored for every seed (``DOUBLING.lengths``),
-    spiral_settled: those at the length at which it settled (``DOUBLING.settled_runs``; None if none
-    has). An interior rho is named best only where its mean R^2 beats both ends by more than the
-    scorecard's floor (``cldiv.runs.verdicts.FLOOR``); whether Spiral's resistance to the violation
-    lasts is ``r2_change`` from its first runs to the settled ones (else to the longest stored)."""
+NAN = float("nan")
+
+
+def constraint_ratio_numbers(rows: dict, processes: Iterable[str], rhos: Iterable[float]) -> dict[str, float]:
+    """The numbers the constraint-ratio chapter's conclusions cite (nan where not run). rows:
+    ``summary_rows("constraint_ratio", ...)``, (process, encoder) -> {rho: (mean, std, n)}. The MLP's
+    lowest and highest mean R^2 over processes at rho = 1 (``mlp_one_low``/``_high``) against Table 1's
+    adapted column for the same processes (``adapted_low``/``_high``); ``interior``, the number of MLP
+    curves whose best rho lies inside and beats both ends by more than the scorecard's R^2 floor
+    (``cldiv.runs.verdicts.FLOOR``); the mean over processes of the inverse encoders at the smallest
+    and the largest rho (``inverse_low_rho``, ``inverse_high_rho``)."""
     processes, rhos = list(processes), sorted(rhos)
     lo, hi = rhos[0], rhos[-1]
 
-    def r2(p: str, encoder: str, rho: float) -> float | None:
-        row = rows.get((p, encoder), {})
+    def r2(process: str, encoder: str, rho: float) -> float | None:
+        row = rows.get((process, encoder), {})
         return row[rho][0] if rho in row else None
 
-    def best(p: str, encoder: str) -> float | None:
-        row = rows.get((p, encoder), {})
-        return max(row, key=lambda rho: row[rho][0]) if row else None
+    def spread(values: list[float]) -> tuple[float, float]:
+        return (min(values), max(values)) if values else (NAN, NAN)
 
-    text = []
-    at_one = {p: r2(p, "mlp", hi) for p in processes if r2(p, "mlp", hi) is not None}
-    if at_one and hi == 1.0:
-        text.append(
-            f"First, the support-corrected end ($\\rho = 1$) gives the MLP $R^2$ {value_range(at_one.values(), 2)} over the "
-            f"processes, against {value_range((published('r2', 'adapted', p)[0] for p in at_one), 2)} in Table 1's "
-            "*adapted* column: correcting the support makes the loss reward the right structure on each fibre, but it "
-            "does not bring the low-bias encoder near the $R^2 \\approx 1$ it reaches when diversity holds.")
-    interior = [p for p in processes if best(p, "mlp") not in (None, lo, hi)
-                and r2(p, "mlp", best(p, "mlp")) - max(r2(p, "mlp", lo), r2(p, "mlp", hi)) > FLOOR["r2"]]
-    if interior:
-        text.append(f"Second, the best ratio is not always an end point (by more than {FLOOR['r2']:g} in mean $R^2$ "
-                    "over both ends): " + "; ".join(
-            f"{p} is best at $\\rho = {best(p, 'mlp'):g}$ ({r2(p, 'mlp', best(p, 'mlp')):.2f}, against "
-            f"{r2(p, 'mlp', lo):.2f} at $\\rho = {lo:g}$ and {r2(p, 'mlp', hi):.2f} at $\\rho = {hi:g}$)"
-            for p in interior) + ".")
-    high_start = [p for p in processes if p != "spiral" and (r2(p, "mlp", lo) or 0) > 0.5]
-    if high_start:
-        text.append(f"For {', '.join(high_start)} the standard-loss runs end high ($R^2$ "
-                    + ", ".join(f"{r2(p, 'mlp', lo):.2f}" for p in high_start)
-                    + f" at $\\rho = {lo:g}$) after {iterations} iterations, above Table 1's *violated* column.")
-    if "spiral" in processes and (r2("spiral", "mlp", lo) or 0) > 0.8:
-        ours = "".join(f"; ours {value:.2f} at {label}" for label, value in spiral_violated.items())
-        text.append(f"Spiral resists the violation under the standard loss ($R^2$ {r2('spiral', 'mlp', lo):.2f} at "
-                    f"$\\rho = {lo:g}$ after {iterations} iterations){_spiral_later(spiral_lengths, spiral_settled)} "
-                    f"(Table 1's violated Spiral: {fmt(published('r2', 'violated', 'spiral'))} published{ours}).")
-    inverse = [p for p in processes if r2(p, "inverse", lo) is not None and r2(p, "inverse", hi) is not None]
-    if inverse:
-        text.append("Third, the inverse encoders go from " + "; ".join(f"{p} {r2(p, 'inverse', lo):.2f}" for p in inverse)
-                    + f" at $\\rho = {lo:g}$ to " + "; ".join(f"{p} {r2(p, 'inverse', hi):.2f}" for p in inverse)
-                    + f" at $\\rho = {hi:g}$. With every negative on $K(z)$ no term of the loss compares points with "
-                    "different $u$, so nothing in it fixes how $h$ places different fibres relative to each other; the "
-                    "uniform negatives supply exactly that.")
-    return " ".join(text)
+    at_one = [p for p in processes if hi == 1.0 and r2(p, "mlp", hi) is not None]
+    numbers = dict(zip(("mlp_one_low", "mlp_one_high"), spread([r2(p, "mlp", hi) for p in at_one])))
+    numbers.update(zip(("adapted_low", "adapted_high"), spread([published("r2", "adapted", p)[0] for p in at_one])))
+    interior = 0
+    for p in processes:
+        row = rows.get((p, "mlp"), {})
+        best = max(row, key=lambda rho: row[rho][0]) if row else None
+        if best not in (None, lo, hi) and row[best][0] - max(row[lo][0], row[hi][0]) > FLOOR["r2"]:
+            interior += 1
+    numbers["interior"] = interior
+    for name, rho in (("inverse_low_rho", lo), ("inverse_high_rho", hi)):
+        values = [r2(p, "inverse", rho) for p in processes if r2(p, "inverse", rho) is not None]
+        numbers[name] = statistics.fmean(values) if values else NAN
+    return numbers
 
 
-def _spiral_later(lengths: Sequence[list[dict]], settled: list[dict] | None) -> str:
-    """How the Spiral MLP's R^2 at the smallest rho goes on when trained longer (the clause that ends
-    ``constraint_ratio_findings``' Spiral sentence): its mean at each stored length, where it settled
-    (or the longest stored length, if it has not) and whether that kept the first runs' R^2
-    (``r2_change``); "" while no longer runs are stored for every seed."""
-    if len(lengths) < 2:
-        return ""
-    first, target = lengths[0], settled if settled is not None else lengths[-1]
-    means = ", ".join(f"{statistics.fmean(r['metrics']['r2'] for r in runs):.2f}" for runs in lengths)
-    steps = ", ".join(str(runs[0]["config"]["iterations"]) for runs in lengths)
-    where = ("settles (a doubling keeps its mean) at" if settled is not None
-             else "has not settled (every doubling moved its mean or may have); at the longest stored length it is")
-    values = ", ".join(f"{r['metrics']['r2']:.2f}" for r in target)
-    verdict = {"yes": "so the resistance does not last", "no": "so the resistance lasts",
-               "not clear": "a fall these seeds cannot confirm"}[r2_change(first, target)]
-    return (f"; trained longer, its mean $R^2$ is {means} at {steps} iterations and {where} "
-            f"{statistics.fmean(r['metrics']['r2'] for r in target):.2f} at {target[0]['config']['iterations']} "
-            f"iterations ({values} over the seeds), {verdict}")
+def curve_ends_markdown(rows: dict) -> str:
+    """Per curve of ``summary_rows("constraint_ratio", ...)``: mean R^2 at the smallest rho, the peak and
+    where it is, and at the largest rho, as a markdown table."""
+    lines = ["| process / encoder | $R^2$ at lowest $\\rho$ | peak $R^2$ (at $\\rho$) | $R^2$ at highest $\\rho$ |",
+             "|---|---|---|---|"]
+    for (process, encoder), row in rows.items():
+        best = max(row, key=lambda rho: row[rho][0])
+        lines.append(f"| {process} / {encoder} | {row[min(row)][0]:.2f} ($\\rho = {min(row):g}$) | {row[best][0]:.2f} "
+                     f"({best:g}) | {row[max(row)][0]:.2f} ($\\rho = {max(row):g}$) |")
+    return "\n".join(lines)
+
+
+def lengths_markdown(lengths: Sequence[list[dict]], settled: list[dict] | None) -> str:
+    """The runs of one point at each stored length (``DOUBLING.lengths``) as a markdown table: iterations,
+    mean R^2 and the seeds' values, and which length it settled at (``DOUBLING.settled_runs``)."""
+    lines = ["| iterations | mean $R^2$ | seeds | settled here |", "|---|---|---|---|"]
+    settled_at = settled[0]["config"]["iterations"] if settled else None
+    for runs in lengths:
+        values = [r["metrics"]["r2"] for r in runs]
+        iterations = runs[0]["config"]["iterations"]
+        lines.append(f"| {iterations} | {statistics.fmean(values):.2f} | {', '.join(f'{v:.2f}' for v in values)} | "
+                     f"{'yes' if iterations == settled_at else ''} |")
+    return "\n".join(lines)
 
 
 def endpoint_table(rows: list[dict]) -> str:
@@ -106,56 +90,45 @@ def endpoint_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def endpoint_findings(rows: list[dict]) -> str:
-    """The endpoint comparison in words: how many agree, every one that does not, with numbers, and
-    the ends that are Table 1's cells themselves (``same`` rows)."""
-    if not rows:
-        return "No endpoint of the sweep has a Table 1 cell with two runs or more at its settings yet."
-    same = [r for r in rows if r.get("same")]
+def endpoint_counts(rows: list[dict]) -> dict[str, int]:
+    """How the ends of the sweep compare with Table 1 (``endpoint_agreement`` rows): the cases, those that
+    are Table 1's cells themselves (``same``), those compared (``compared``) and agreeing (``agree``),
+    and the cases whose sweep point or Table 1 cell has not converged (``unsettled``)."""
     separate = [r for r in rows if not r.get("same")]
-    disagree = [r for r in separate if not r["agrees"]]
-    unsettled = [r for r in rows if not r["converged"]]
-    text = ""
-    if separate:
-        text = (f"At its ends the sweep agrees with Table 1's cells run at the same settings in "
-                f"{len(separate) - len(disagree)} of {len(separate)} cases (the scorecard's rule: within 0.02, or a "
-                f"Welch test that does not reject equal means, at level 0.05 / {len(separate)} because the claim is "
-                "that every end agrees)")
-        if disagree:
-            text += "; it does not for " + "; ".join(
-                f"{r['process']} / {r['encoder']} at ρ = {r['rho']:g} ({r['sweep'][0]:.2f} against {r['table1'][0]:.2f})"
-                for r in disagree)
-        text += ". "
-    if same:
-        text += (f"In {len(same)} case{'s' if len(same) > 1 else ''} ("
-                 + ", ".join(f"{r['process']} / {r['encoder']} at ρ = {r['rho']:g}" for r in same)
-                 + ") the sweep's runs are Table 1's cells themselves, so there is nothing to compare. ")
-    return text + (f"In {len(unsettled)} of the {len(rows)} cases the sweep's point or the Table 1 cell has not "
-                   "converged (`cldiv.synthetic.convergence.settled`)." if unsettled else
-                   "Every sweep point and Table 1 cell compared has converged (`cldiv.synthetic.convergence.settled`).")
+    return {"cases": len(rows), "same": len(rows) - len(separate), "compared": len(separate),
+            "agree": sum(r["agrees"] for r in separate), "unsettled": sum(not r["converged"] for r in rows)}
 
 
-def sharing_findings(sizes: dict[int, list[float]], sweep_size: int) -> str:
-    """The group-size comparison at rho = 0 in words: sizes -> held-out R^2 of the seeds; each group
-    size against independent anchors (size 1) by the scorecard's rule; what follows for the
-    estimator, and whether the sweep's own group size (``sweep_size`` anchors) is one found alike."""
-    if 1 not in sizes or len(sizes[1]) < 2:
-        return "Independent anchors (groups of one) need two runs or more for the comparison."
+def group_size_r2(records: Iterable[dict]) -> dict[int, list[float]]:
+    """The runs of the group-size comparison (``sweeps.sharing_configs``): anchors per group -> held-out R^2."""
+    sizes: dict[int, list[float]] = {}
+    for record in records:
+        config = record["config"]
+        sizes.setdefault(config["batch_size"] // config["anchor_groups"], []).append(record["metrics"]["r2"])
+    return dict(sorted(sizes.items()))
+
+
+def sharing_alike(sizes: dict[int, list[float]]) -> dict[int, bool]:
+    """The group-size comparison at rho = 0: sizes -> held-out R^2 of the seeds; for each group size
+    other than 1, whether its runs agree with independent anchors' (size 1, two runs or more) by the
+    scorecard's rule (``cell_agrees``); {} without two runs of size 1."""
+    if len(sizes.get(1, [])) < 2:
+        return {}
     reference = (statistics.fmean(sizes[1]), statistics.stdev(sizes[1]))
-    alike = {size: cell_agrees(values, reference, "r2", runs=len(sizes[1]))
-             for size, values in sorted(sizes.items()) if size != 1}
-    parts = [f"groups of {size} end at $R^2$ {statistics.fmean(sizes[size]):.2f} (seeds {value_range(sizes[size], 2)}), "
-             + ("not distinguishable from" if same else "unlike") + " independent anchors" for size, same in alike.items()]
-    differ = [str(size) for size, same in alike.items() if not same]
-    text = (f"Independent anchors end at $R^2$ {reference[0]:.2f} (seeds {value_range(sizes[1], 2)}); " + "; ".join(parts) + ". "
-            + (f"Groups of {listing(differ)} change where the runs end although every group size has the same "
-               "expected gradient: the shared $u$'s larger variance, and BatchNorm statistics over few latitudes, are "
-               "part of what an estimator does to a network, even when its mean is exact. " if differ else
-               "At this budget no group size compared changes where the runs end. "))
-    if alike.get(sweep_size):
-        return text + f"The sweep's own groups, of {sweep_size} anchors, are of a size found alike."
-    found = "found unlike independent anchors" if sweep_size in alike else "this comparison does not cover"
-    return text + f"The sweep's own groups, of {sweep_size} anchors, are of a size {found}: its points may owe to the sharing."
+    return {size: cell_agrees(values, reference, "r2", runs=len(sizes[1]))
+            for size, values in sorted(sizes.items()) if size != 1}
+
+
+def sharing_markdown(sizes: dict[int, list[float]]) -> str:
+    """The group-size comparison as a markdown table: anchors per group, R^2 mean ± std and the seeds'
+    range, and whether it is alike independent anchors (``sharing_alike``)."""
+    alike = sharing_alike(sizes)
+    lines = ["| anchors per group | $R^2$ | seeds | alike independent anchors |", "|---|---|---|---|"]
+    for size, values in sorted(sizes.items()):
+        verdict = "—" if size == 1 else "yes" if alike.get(size) else "no" if size in alike else "not compared"
+        lines.append(f"| {size} | {statistics.fmean(values):.2f} ± {statistics.pstdev(values):.2f} | "
+                     f"{value_range(values, 2)} | {verdict} |")
+    return "\n".join(lines)
 
 
 def table7_comparison(points: dict[tuple, list[dict]]) -> list[dict]:
