@@ -1,5 +1,6 @@
 """The synthetic chapter's closing findings (cldiv/synthetic/findings.py) follow the data."""
 
+import math
 from dataclasses import asdict
 
 from cldiv.published import FIGURE5A, published
@@ -46,8 +47,6 @@ def test_a_comparison_in_the_findings_turns_when_the_data_turn():
 
 
 def test_constraint_ratio_numbers_count_interior_optima_and_follow_the_inverse_encoders():
-    import math
-
     from cldiv.synthetic.sweep_findings import constraint_ratio_numbers
 
     rows = {("identity", "mlp"): {0.0: (0.3, 0, 5), 0.5: (0.7, 0, 5), 1.0: (0.6, 0, 5)},
@@ -158,8 +157,8 @@ def test_group_sizes_are_compared_with_independent_anchors_by_the_scorecards_rul
     assert "| 4 | 0.30 ± 0.00 | 0.30 | not compared |" in sharing_markdown({1: [0.2], 4: [0.3]})
 
 
-def test_the_loss_findings_say_at_which_number_of_negatives_the_published_losses_agree():
-    from cldiv.synthetic.findings import holds_losses_measured_at_4000, loss_negatives_findings
+def test_the_loss_table_and_counts_say_at_which_number_of_negatives_the_published_losses_agree():
+    from cldiv.synthetic.findings import holds_losses_measured_at_4000, loss_negatives_counts, loss_negatives_table
 
     def records(column, m2000, m4000):
         return [{"config": asdict(cell_config(column, "identity", seed, "smoke")),
@@ -168,23 +167,42 @@ def test_the_loss_findings_say_at_which_number_of_negatives_the_published_losses
 
     holds, violated = (published("final_loss", column, "identity")[0] for column in ("holds", "violated"))
     at_4000 = records("holds", holds - 0.66, holds) + records("violated", violated, violated + 0.6)
-    text = loss_negatives_findings(at_4000, ["identity"])
-    assert ("*holds*: the published loss agrees with ours at M = 2000 for 0 of 1 processes and at M = 4000 for 1; "
-            "it is +0.659") in text
-    assert "*violated*: the published loss agrees with ours at M = 2000 for 1 of 1" in text
-    assert text.endswith("was run with 4000 negatives, not the stated 2000.")
+    counts = loss_negatives_counts(at_4000, ["identity"])
+    assert (counts["holds_cells"], counts["holds_2000"], counts["holds_4000"]) == (1, 0, 1)
+    assert math.isclose(counts["holds_gap"], 0.659) and (counts["violated_2000"], counts["violated_4000"]) == (1, 0)
+    table = loss_negatives_table(at_4000, ["identity"])
+    assert f"| holds | identity | {holds - 0.659:.3f} | {holds + 0.001:.3f} |" in table and table.count("| 4000 |") == 1
 
     at_2000 = records("holds", holds, holds + 0.66)
-    text = loss_negatives_findings(at_2000, ["identity"])
-    assert "at M = 2000 for 1 of 1 processes and at M = 4000 for 0" in text
-    assert text.endswith("does not tell how the published *holds* losses were measured.")
-    assert "at neither: identity" in loss_negatives_findings(records("holds", 1.0, 2.0), ["identity"])
-    violated_only = loss_negatives_findings(records("violated", 5.709, 6.3), ["identity"])
-    assert violated_only.startswith("*violated*") and "*holds*" not in violated_only
+    assert (loss_negatives_counts(at_2000, ["identity"])["holds_2000"], loss_negatives_counts(at_2000, ["identity"])["holds_4000"]) == (1, 0)
+    assert "| neither |" in loss_negatives_table(records("holds", 1.0, 2.0), ["identity"])
+    violated_only = loss_negatives_counts(records("violated", 5.709, 6.3), ["identity"])
+    assert violated_only["holds_cells"] == 0 and math.isnan(violated_only["holds_gap"])
     # the errata chapter's guard on its typed item 9: true, false, and no holds cells to tell
     assert holds_losses_measured_at_4000(at_4000, ["identity"]) is True
     assert holds_losses_measured_at_4000(at_2000, ["identity"]) is False
     assert holds_losses_measured_at_4000(records("violated", 5.709, 6.3), ["identity"]) is None
+
+
+def test_the_errata_table_says_whether_a_variant_leaves_the_main_cells_range_and_the_conventions_are_measured():
+    from cldiv.synthetic.findings import convention_numbers, errata_table
+
+    def run(column, r2, mcc=0.5, seed=0):
+        return {"config": asdict(cell_config(column, "identity", seed, "smoke")),
+                "metrics": {"r2": r2, "r2_in_sample": r2 + 0.01, "mcc": mcc, "ape": 0.2, "ape_code": 0.2 * 1999 / 4000,
+                            "final_loss": 6.0, "train_loss_last": 6.1},
+                "curves": {"iteration": [50, 75, 100], "loss": [6.0] * 3, "r2": [r2] * 3}}
+
+    main = [run("holds", 0.99, seed=s) for s in range(3)]
+    variants = [("lr 1e-4", "holds", "identity", {}), ("paper order", "holds", "identity", {})]
+    pairs = [(0, None, None), (1, None, None)]
+    table = errata_table(variants, pairs, [run("holds", 0.99), run("holds", 0.99)],
+                         [run("holds", 0.995), run("holds", 0.60)], main).splitlines()
+    assert table[2].endswith("| yes (0.97–1.01) |") and table[3].endswith("| **no** (0.97–1.01) |")
+    assert "| lr 1e-4 | identity, holds | 0.990 ± 0.000 | 0.990 | 0.995 | 0.500 | 0.500 |" in table[2]
+    numbers = convention_numbers(main)
+    assert math.isclose(numbers["r2_gap"], 0.01) and math.isclose(numbers["loss_gap"], 0.1)
+    assert math.isclose(numbers["ape_ratio_low"], 1999 / 4000) and numbers["ape_ratio_expected"] == (main[0]["config"]["n_eval"] - 1) / (2 * main[0]["config"]["n_eval"])
 
 
 def test_table7_comparison_reads_the_codes_metric_and_the_codes_sign_rule_at_nine():

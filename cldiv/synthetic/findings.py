@@ -197,27 +197,46 @@ def rerun_findings(rerun: dict, rerun_loss: dict, rerun_at: str, n_mirrored: int
     return [f"- {t[0].upper()}{t[1:]}." for t in text]
 
 
-def errata_changes(variants: list, pairs: list, base: list[dict], changed: list[dict], main_records: list[dict]) -> list[str]:
-    """Per errata item: how R^2 moves from the book's config to the code's, and whether the code's runs
-    stay inside the range of the main chapter's seeds of that cell widened by ``RANGE_SLACK`` each
-    side (the range shown is the widened one).
+def _runs_value(values: list[float]) -> str:
+    return f"{values[0]:.3f}" if len(values) == 1 else f"{statistics.fmean(values):.3f} ± {statistics.pstdev(values):.3f}"
+
+
+def errata_table(variants: list, pairs: list, base: list[dict], changed: list[dict], main_records: list[dict]) -> str:
+    """Errata items 1-4 as a markdown table: per variant and cell, R^2 of the main chapter's cell over all its
+    seeds, R^2 and MCC of the book's config ("main") and of the code's ("variant") for the seeds run here, and
+    whether every variant run lies inside the main cell's seed range widened by ``RANGE_SLACK`` each side.
 
     variants: ``ERRATA_VARIANTS``; pairs: (variant index, book's config, code's config) per run;
     base / changed: the records of the book's and of the code's configs, in ``pairs`` order."""
-    groups: dict[str, list[str]] = {}
+    lines = ["| variant | cell | R² main, all seeds | R² main | R² variant | MCC main | MCC variant | variant inside "
+             "main's range |", "|---|---|---|---|---|---|---|---|"]
     for i, (label, column, process, _) in enumerate(variants):
-        before = [r["metrics"]["r2"] for (j, _, _), r in zip(pairs, base) if j == i]
-        after = [r["metrics"]["r2"] for (j, _, _), r in zip(pairs, changed) if j == i]
+        def values(records: list[dict], metric: str) -> list[float]:
+            return [r["metrics"][metric] for (j, _, _), r in zip(pairs, records) if j == i]
+
         spread = [r["metrics"]["r2"] for r in main_records
                   if r["config"]["process"] == process and column_of(r["config"]) == column]
-        where = ""
+        inside = "—"
         if spread:
             low, high = min(spread) - RANGE_SLACK, max(spread) + RANGE_SLACK
-            inside = all(low <= v <= high for v in after)
-            where = f", {'inside' if inside else 'outside'} the range {low:.2f}–{high:.2f}"
-        groups.setdefault(label, []).append(
-            f"{process} {column}: $R^2$ {statistics.fmean(before):.3f} → {statistics.fmean(after):.3f}{where}")
-    return [f"- *{label}*: " + "; ".join(items) + "." for label, items in groups.items()]
+            inside = f"{'yes' if all(low <= v <= high for v in values(changed, 'r2')) else '**no**'} ({low:.2f}–{high:.2f})"
+        lines.append(f"| {label} | {process}, {column} | {_runs_value(spread) if spread else '—'} | "
+                     f"{_runs_value(values(base, 'r2'))} | {_runs_value(values(changed, 'r2'))} | "
+                     f"{_runs_value(values(base, 'mcc'))} | {_runs_value(values(changed, 'mcc'))} | {inside} |")
+    return "\n".join(lines)
+
+
+def convention_numbers(records: list[dict]) -> dict[str, float]:
+    """Errata items 6-8 on the main chapter's runs: the largest in-sample minus held-out R^2 over cells
+    (``r2_gap``); the lowest and highest ratio of the code's APE to the paper's (``ape_ratio_low``/``_high``)
+    against (n - 1)/2n for the n evaluation points (``ape_ratio_expected``); the largest difference between
+    the held-out final loss and the last training-batch loss (``loss_gap``). Means over seeds per cell."""
+    cells = summarise(records, ("r2", "r2_in_sample", "ape", "ape_code", "final_loss", "train_loss_last")).values()
+    n = records[0]["config"]["n_eval"]
+    ratios = [v["ape_code"][0] / v["ape"][0] for v in cells if v["ape"][0] > 0]
+    return {"r2_gap": max(v["r2_in_sample"][0] - v["r2"][0] for v in cells),
+            "ape_ratio_low": min(ratios), "ape_ratio_high": max(ratios), "ape_ratio_expected": (n - 1) / (2 * n),
+            "loss_gap": max(abs(v["final_loss"][0] - v["train_loss_last"][0]) for v in cells)}
 
 
 def adapted_study_findings(rows: Iterable[tuple]) -> str:
@@ -307,25 +326,31 @@ def _holds_at_4000(columns: dict[str, tuple]) -> bool | None:
     return len(agree["loss_m4000"]) == len(cells) and not agree["loss_m2000"]
 
 
-def loss_negatives_findings(records: Iterable[dict], processes: Iterable[str]) -> str:
-    """Which number of negatives the published final losses match (errata item 9), in words: per
-    column (*holds*, *violated*), how many processes' published loss agree with ours at M = 2000 and
-    at M = 4000 by the scorecard's rule (``cell_agrees``), the mean gap between the published loss
-    and ours at M = 2000, the cells that agree at neither M, with their numbers, and whether the
-    *holds* column was measured at M = 4000 (``holds_losses_measured_at_4000``)."""
+def loss_negatives_table(records: Iterable[dict], processes: Iterable[str]) -> str:
+    """Errata item 9 as a markdown table: per column (*holds*, *violated*) and process with a published final
+    loss, ours at M = 2000 and 4000 (mean over seeds), the published value, and at which M the two agree by
+    the scorecard's rule (``cell_agrees``)."""
+    lines = ["| column | process | ours, M = 2000 | ours, M = 4000 | published | agrees at M = |",
+             "|---|---|---|---|---|---|"]
+    for column, (cells, agree, values) in _loss_agreement(records, processes).items():
+        for p, pub in cells:
+            at = [m[-4:] for m in ("loss_m2000", "loss_m4000") if p in agree[m]]
+            lines.append(f"| {column} | {p} | {statistics.fmean(values[column, p, 'loss_m2000']):.3f} | "
+                         f"{statistics.fmean(values[column, p, 'loss_m4000']):.3f} | {fmt(pub, 3)} | "
+                         f"{', '.join(at) or 'neither'} |")
+    return "\n".join(lines)
+
+
+def loss_negatives_counts(records: Iterable[dict], processes: Iterable[str]) -> dict[str, float]:
+    """Errata item 9 in numbers, for column c in *holds* and *violated*: the processes compared (``c_cells``),
+    those whose published loss agrees with ours at M = 2000 (``c_2000``) and at 4000 (``c_4000``), and the
+    mean published minus ours at M = 2000 (``c_gap``); 0 and nan for a column without such cells."""
     columns = _loss_agreement(records, processes)
-    sentences = []
-    for column, (cells, agree, values) in columns.items():
-        gap = statistics.fmean(pub[0] - statistics.fmean(values[column, p, "loss_m2000"]) for p, pub in cells)
-        neither = [f"{p} (M = 2000: {statistics.fmean(values[column, p, 'loss_m2000']):.3f}, M = 4000: "
-                   f"{statistics.fmean(values[column, p, 'loss_m4000']):.3f}, published {fmt(pub, 3)})"
-                   for p, pub in cells if p not in agree["loss_m2000"] + agree["loss_m4000"]]
-        sentences.append(
-            f"*{column}*: the published loss agrees with ours at M = 2000 for {len(agree['loss_m2000'])} of "
-            f"{len(cells)} processes and at M = 4000 for {len(agree['loss_m4000'])}; it is {gap:+.3f} from ours at "
-            f"M = 2000 on average" + (f"; at neither: {', '.join(neither)}" if neither else "") + ".")
-    holds_at_4000 = _holds_at_4000(columns)
-    if holds_at_4000 is not None:
-        sentences.append("So the published *holds* column was run with 4000 negatives, not the stated 2000." if holds_at_4000
-                         else "So the number of negatives alone does not tell how the published *holds* losses were measured.")
-    return " ".join(sentences)
+    numbers: dict[str, float] = {}
+    for column in ("holds", "violated"):
+        cells, agree, values = columns.get(column, ([], {"loss_m2000": [], "loss_m4000": []}, {}))
+        numbers.update({f"{column}_cells": len(cells), f"{column}_2000": len(agree["loss_m2000"]),
+                        f"{column}_4000": len(agree["loss_m4000"]),
+                        f"{column}_gap": statistics.fmean(pub[0] - statistics.fmean(values[column, p, "loss_m2000"])
+                                                          for p, pub in cells) if cells else float("nan")})
+    return numbers
