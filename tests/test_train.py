@@ -230,6 +230,40 @@ def test_projected_hours_by_points_scale_the_largest_measured_float32_mlp_shape(
     assert projected_hours_by_points(adapted, [record(small, 1.0, threads=2)]) is None
 
 
+def test_the_projection_tables_show_one_row_per_cpu_and_per_shape():
+    from dataclasses import asdict
+
+    from cldiv.synthetic.cost import paper_projection_markdown, points_projection_markdown
+
+    def record(config, seconds, cpu):
+        return {"config": asdict(config), "provenance": {"threads": 1, "device": "cpu", "wall_time_s": seconds,
+                                                         "device_name": cpu}}
+    configs = table_configs("paper", processes=["identity"], columns=("holds",), seeds=2)
+    measured = [record(configs[0], 360.0, "CPU X"), record(configs[0], 720.0, "CPU Y")]
+    rows = paper_projection_markdown(configs, measured).splitlines()[2:]
+    assert rows == ["| CPU X | 2 | 0.1 | 1 |", "| CPU Y | 2 | 0.2 | 1 |"]  # 2 runs x 360 s on 2 workers
+    big = cell_config("holds", "identity", 0, "paper", precision="fp32")
+    adapted = [cell_config("adapted", "identity", s, "paper") for s in range(2)]
+    table = points_projection_markdown({"a": adapted, "b": adapted[:1], "c": [big]}, [record(big, 600.0, "CPU X")])
+    assert [line.split(" | ")[0] for line in table.splitlines()[2:]] == ["| a", "| c"]  # "b" repeats a's shape
+
+
+def test_the_shape_table_sets_our_checks_beside_the_published_ones_and_reruns_are_tabled():
+    from cldiv.synthetic.studies import RERUN_CELLS, rerun_markdown, rerun_pairs, rerun_values
+    from cldiv.synthetic.table1 import shape_checks_markdown
+
+    table = shape_checks_markdown([("holds >= 0.98", True), ("violated <= 0.3", False)],
+                                  {"holds >= 0.98": True, "violated <= 0.3": True}).splitlines()
+    assert table[2:] == ["| holds >= 0.98 | yes | yes |", "| violated <= 0.3 | **no** | yes |"]
+    pairs = rerun_pairs("cpu", ["patches", "spiral"], 2, "paper")
+    runs = [{"metrics": {"r2": k / 10, "loss_m2000": 6.0}} for k in range(2 * len(pairs))]
+    values = rerun_values(pairs, runs)
+    first = pairs[0][0]
+    assert values[first] == ([0.0, 0.2], [0.1, 0.3])  # each pair's two runs in turn, seeds 0 and 1
+    column, process, _ = RERUN_CELLS[first]
+    assert rerun_markdown(pairs, values).splitlines()[2].startswith(f"| {process} ")
+
+
 def test_the_adapted_study_resizes_the_budgets_adapted_cells_at_about_eight_then_sixteen_times_its_compute():
     from cldiv.synthetic.cost import encoder_points
     from cldiv.synthetic.studies import ADAPTED_SIZES, adapted_study_configs

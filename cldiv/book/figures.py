@@ -16,7 +16,7 @@ from cldiv.images.augment import REGIME_LABELS, augment_batch, regime_transforms
 from cldiv.images.encoders import ENCODER_LABELS
 from cldiv.synthetic.cost import encoder_points
 from cldiv.synthetic.table1 import COLUMN_TITLES, COLUMNS, column_of
-from cldiv.book.plotting import scatter3d, sphere_axes
+from cldiv.book.plotting import latent_colours, scatter3d, sphere_axes
 from cldiv.sphere import restricted_vmf, uniform_sphere, vmf
 from cldiv.theory.maps import Map
 
@@ -127,6 +127,20 @@ def training_curves(records: Sequence[dict], processes: Sequence[str]) -> plt.Fi
         ax.set(title=p, xlabel="iteration", ylim=(-0.05, 1.05))
     axes[0][0].set_ylabel("held-out $R^2$")
     axes[0][-1].legend(frameon=False, fontsize=7, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def recovery_maps(records: Sequence[dict], process: str, latents: np.ndarray) -> plt.Figure:
+    """The fixed ``latents`` z (left) and, for seed 0 of each column of Table 1 run for ``process``, their
+    stored images h(z), coloured by the latent (RGB = (z + 1) / 2)."""
+    panels = [(c, r) for c in COLUMNS for r in records
+              if r["config"]["process"] == process and column_of(r["config"]) == c and r["config"]["seed"] == 0]
+    fig = plt.figure(figsize=(2.8 * (len(panels) + 1), 3.0))
+    scatter3d(sphere_axes(fig, (1, len(panels) + 1, 1), "latents z"), latents, latent_colours(latents), size=4)
+    for i, (column, record) in enumerate(panels):
+        ax = sphere_axes(fig, (1, len(panels) + 1, i + 2), f"{COLUMN_TITLES[column]}\n$R^2$ = {record['metrics']['r2']:.2f}")
+        scatter3d(ax, np.array(record["scatter_h"]), latent_colours(latents), size=4)
     fig.tight_layout()
     return fig
 

@@ -70,3 +70,32 @@ def projected_hours_by_points(configs: Iterable[SyntheticConfig], records: Itera
     per_point = float(np.median([r["provenance"]["wall_time_s"] / (r["config"]["iterations"] * most) for r in measured]))
     seconds = sum(c.iterations * encoder_points(c) * per_point for c in configs)
     return {"hours": seconds / 3600, "runs": len(measured), "cpus": sorted({r["provenance"]["device_name"] for r in measured})}
+
+
+def paper_projection_markdown(configs: list[SyntheticConfig], records: list[dict]) -> str:
+    """``projected_hours`` of ``configs`` per CPU that has stored one-thread runs (``provenance.device_name``),
+    as a markdown table: CPU, runs, hours on two one-thread workers, stored runs it is projected from."""
+    lines = ["| CPU | runs | hours on two one-thread workers | projected from stored runs |", "|---|---|---|---|"]
+    for cpu in sorted({r["provenance"]["device_name"] for r in records}):
+        projection = projected_hours(configs, [r for r in records if r["provenance"]["device_name"] == cpu])
+        if projection is not None:
+            lines.append(f"| {cpu} | {len(configs)} | {projection['hours']:.1f} | {projection['runs']} |")
+    return "\n".join(lines)
+
+
+def points_projection_markdown(sizes: dict[str, list[SyntheticConfig]], records: list[dict]) -> str:
+    """``projected_hours_by_points`` of each named set of runs of one shape (``sizes``: name -> configs; a
+    shape already shown is left out), as a markdown table: name, anchors × negatives, encoder points a step,
+    iterations, runs, hours on one core."""
+    lines = ["| runs | anchors × negatives | points a step | iterations | runs | hours on one core |",
+             "|---|---|---|---|---|---|"]
+    shown = set()
+    for name, configs in sizes.items():
+        first = configs[0]
+        shape = (first.batch_size, first.n_negatives, first.iterations)
+        projection = projected_hours_by_points(configs, records)
+        if projection is not None and shape not in shown:
+            shown.add(shape)
+            lines.append(f"| {name} | {first.batch_size} × {first.n_negatives} | {encoder_points(first):,} | "
+                         f"{first.iterations} | {len(configs)} | {projection['hours']:,.1f} |")
+    return "\n".join(lines)

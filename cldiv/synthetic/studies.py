@@ -166,6 +166,33 @@ def rerun_pairs(budget: str, processes: Iterable[str], seeds: int, rerun_at: str
     return pairs
 
 
+def rerun_values(pairs: list[tuple[int, SyntheticConfig, SyntheticConfig]], runs: list[dict],
+                 metric: str = "r2") -> dict[int, tuple[list[float], list[float]]]:
+    """``metric`` of the runs of ``rerun_pairs`` (``runs``: each pair's two runs in turn): row of RERUN_CELLS ->
+    ([at the budget's sizes], [at rerun_at's sizes]), one value per seed."""
+    values: dict[int, tuple[list[float], list[float]]] = {}
+    for (i, _, _), small, big in zip(pairs, runs[0::2], runs[1::2]):
+        values.setdefault(i, ([], []))
+        values[i][0].append(small["metrics"][metric])
+        values[i][1].append(big["metrics"][metric])
+    return values
+
+
+def rerun_markdown(pairs: list[tuple[int, SyntheticConfig, SyntheticConfig]], r2: dict[int, tuple[list[float], list[float]]]) -> str:
+    """``rerun_values`` of R^2 as a markdown table: per row of RERUN_CELLS, its sizes and R^2 at the budget's
+    and at rerun_at's sizes (mean ± std over seeds), and the published value."""
+    first = {i: (base, big) for i, base, big in reversed(pairs)}
+    lines = ["| cell | N = M, iterations | $R^2$ | rerun: N = M, iterations | $R^2$ | published |", "|---|---|---|---|---|---|"]
+    for i, (small, big_r2) in r2.items():
+        column, process, changes = RERUN_CELLS[i]
+        base, big = first[i]
+        name = f"{process} {COLUMN_TITLES[column]}" + (" (code's definition)" if changes else "")
+        lines.append(f"| {name} | {base.batch_size}, {base.iterations} | {fmt((np.mean(small), np.std(small)))} | "
+                     f"{big.batch_size}, {big.iterations} | {fmt((np.mean(big_r2), np.std(big_r2)))} | "
+                     f"{fmt(published('r2', column, process))} |")
+    return "\n".join(lines)
+
+
 def patches_ib_protocol_configs(budget: str, seeds: int) -> list[list[SyntheticConfig]]:
     """Per row of PATCHES_IB_PROTOCOLS, the Patches + inductive-bias runs of seeds 0 .. seeds-1 at
     ``budget``'s sizes and CODE_INVERSE_LENGTH times its iterations."""

@@ -246,3 +246,11 @@ def shape_checks(mean_r2, processes: Iterable[str]) -> list[tuple[str, bool]]:
             threshold = 0.95 if p in ("identity", "linear", "spiral") else 0.85
             out.append((f"{p}: inverse encoder under violation >= {threshold}", inverse >= threshold))
     return out
+
+
+def shape_checks_markdown(ours: list[tuple[str, bool]], published_checks: dict[str, bool]) -> str:
+    """``shape_checks`` on our means beside the same checks on the published means, as a markdown table."""
+    mark = {True: "yes", False: "**no**"}
+    lines = ["| Table 1's shape | ours | published numbers |", "|---|---|---|"]
+    lines += [f"| {claim} | {mark[ok]} | {mark[published_checks[claim]]} |" for claim, ok in ours]
+    return "\n".join(lines)
