@@ -1,10 +1,12 @@
-"""The synthetic chapter's closing findings (cldiv/synthetic/findings.py) follow the data."""
+"""The numbers and tables the chapters' findings cite (cldiv/synthetic/findings.py, sweep_findings.py) follow the data."""
 
 import math
 from dataclasses import asdict
 
-from cldiv.published import FIGURE5A, published
-from cldiv.synthetic.findings import figure5a_means, table1_findings
+import pytest
+
+from cldiv.published import published
+from cldiv.synthetic.findings import figure5a_means, table1_numbers, violated_markdown
 from cldiv.synthetic.table1 import COLUMNS, has_cell, cell_config, summarise
 
 PROCESSES = ["identity", "spiral"]
@@ -26,22 +28,20 @@ def fake_records(r2: dict[str, float]) -> list[dict]:
     return records
 
 
-def test_findings_compute_every_number_from_the_runs_and_the_published_module():
+def test_the_closing_numbers_are_computed_from_the_runs_and_the_published_module():
     runs = fake_records({"holds": 0.99, "violated": 0.3, "adapted": 0.6, "inverse": 0.97, "inverse_holds": 0.8})
-    text = "\n".join(table1_findings(runs, PROCESSES))
-    assert "$R^2 \\ge 0.98$ in every seed for identity, spiral" in text
-    assert f"identity 0.30 ({published('r2', 'violated', 'identity')[0]:.2f})" in text  # mean of 0.30 and 0.31 -> 0.30
-    assert "Of the 4 runs, 4 end with $R^2$ between 0.2 and 0.45" in text
-    assert "Between *violated* and *holds* for identity, spiral." in text
-    assert f"(published {FIGURE5A['inverse']['holds']:.2f} and {FIGURE5A['inverse']['violated']:.2f})" in text
-    assert "As in the paper, they score lower *with* diversity than without it." in text
+    numbers = table1_numbers(runs, PROCESSES)
+    assert numbers["holds_ok"] == numbers["processes"] == 2 and numbers["between"] == 2
+    assert (numbers["violated_runs"], numbers["near_third"], numbers["near_zero"], numbers["stuck"]) == (4, 4, 0, 0)
+    assert math.isclose(numbers["adapted_low"], 0.605) and numbers["adapted_paper_low"] == min(
+        published("r2", "adapted", p)[0] for p in PROCESSES)
+    assert f"| identity | 0.30 ({published('r2', 'violated', 'identity')[0]:.2f}) | 0.30–0.31 |" in violated_markdown(
+        runs, PROCESSES)
 
 
-def test_a_comparison_in_the_findings_turns_when_the_data_turn():
+def test_a_number_of_the_closing_turns_when_the_data_turn():
     runs = fake_records({"holds": 0.99, "violated": 0.3, "adapted": 0.2, "inverse": 0.7, "inverse_holds": 0.9})
-    text = "\n".join(table1_findings(runs, PROCESSES))
-    assert "Between *violated* and *holds* for none; not for identity, spiral." in text
-    assert "Unlike the paper, they do not score lower with diversity than without it." in text
+    assert table1_numbers(runs, PROCESSES)["between"] == 0
     bars = figure5a_means(summarise(runs, ("r2",)), PROCESSES)
     assert bars["inverse", "holds"] == 0.905 and bars["mlp", "violated"] == 0.305
 
@@ -72,22 +72,23 @@ def test_the_lengths_table_shows_each_stored_length_and_where_the_point_settled(
     assert "yes" not in lengths_markdown(lengths, None)
 
 
-def test_rerun_findings_compare_with_the_published_value_and_count_the_mirrored_seeds():
-    from cldiv.synthetic.findings import rerun_findings
-    from cldiv.synthetic.studies import RERUN_CELLS
+def test_rerun_numbers_compare_with_the_published_value_and_the_mirrored_seeds_are_counted():
+    from cldiv.synthetic.findings import rerun_numbers
+    from cldiv.synthetic.studies import RERUN_CELLS, mirrored_numbers
 
     i = next(i for i, (column, p, changes) in enumerate(RERUN_CELLS) if (column, p) == ("holds", "patches"))
     target = published("r2", "holds", "patches")[0]
-    text = "\n".join(rerun_findings({i: ([target - 0.1], [target])}, {i: ([6.0], [5.9])}, "paper", 2, 20))
-    assert f"Patches *holds*: {target - 0.1:.3f} → {target:.3f} at the paper budget's sizes" in text
-    assert "within 0.02 of it" in text
-    assert "appears in 2 of 20 seeds; at that rate five runs all avoid it with probability 0.59" in text
+    numbers = rerun_numbers({i: ([target - 0.1], [target])}, {i: ([6.0], [5.9])})
+    assert (numbers["patches_holds_small"], numbers["patches_holds_big"], numbers["patches_holds_agrees"]) == (
+        target - 0.1, target, 1)
+    assert numbers["patches_holds_loss_big"] == 5.9 and math.isnan(numbers["spiral_inverse_big"])  # not run
+    assert mirrored_numbers([])["basin"] == 0 and math.isnan(mirrored_numbers([])["avoid_in_five"])
 
 
 def test_the_patches_protocol_study_says_which_difference_moves_the_cell_and_which_rows_settled(tmp_path):
     from cldiv.runs.store import ResultStore
     from cldiv.synthetic.convergence import longer_configs
-    from cldiv.synthetic.findings import patches_ib_findings
+    from cldiv.synthetic.findings import patches_ib_numbers
     from cldiv.synthetic.studies import patches_ib_protocol_configs, patches_ib_protocol_markdown
 
     def as_record(config, r2, curve=None):
@@ -102,18 +103,18 @@ def test_the_patches_protocol_study_says_which_difference_moves_the_cell_and_whi
     store = ResultStore(tmp_path)
     for config, run in zip(longer_configs(rows[3]), rows[3]):  # the code's protocol doubled: mean kept
         store.save(config, as_record(config, run["metrics"]["r2"] + 0.001), wall_time_s=1.0, device="cpu")
-    text = "\n".join(patches_ib_findings(rows, store))
-    assert f"from {means[0] + 0.004:.3f} to {means[2] + 0.004:.3f}" in text
-    assert f"the code's learning rate alone to {means[1] + 0.004:.3f}, both to {means[3] + 0.004:.3f}" in text
-    assert "(the scorecard's rule): the code's Patches at lr 1e-4\n" in text  # 0.03 below at sd 0.003: apart
-    assert text.endswith("not settled: the paper's Patches at lr 1e-3")  # its curves fall
+    numbers = patches_ib_numbers(rows, store)
+    assert [numbers[f"pib_{name}"] for name in ("paper_lr3", "paper_lr4", "code_lr3", "code_lr4")] == pytest.approx(
+        [m + 0.004 for m in means])
+    assert numbers["pib_agree_code"] == 1  # the code's Patches at lr 1e-3: 0.03 below at sd 0.003, apart
+    assert (numbers["pib_settled_paper"], numbers["pib_settled_code"]) == (1, 2)  # paper's at lr 1e-3: curves fall
     table = patches_ib_protocol_markdown(rows, store)
     assert "| R², 60 iterations |" in table and table.count("not run") == 3
     assert table.splitlines()[-1].split(" | ")[3:5] == [f"{means[3] + 0.005:.2f} ± 0.00 (3/3 converged)", "no"]
 
 
 def test_the_block_order_study_shows_each_order_per_cell_and_which_agrees_with_the_published_value():
-    from cldiv.synthetic.findings import block_order_findings
+    from cldiv.synthetic.findings import block_order_numbers as findings_numbers
     from cldiv.synthetic.studies import BLOCK_ORDER_CELLS, block_order_configs, block_order_markdown
 
     def as_record(config, r2):
@@ -125,17 +126,12 @@ def test_the_block_order_study_shows_each_order_per_cell_and_which_agrees_with_t
     offsets = [(0.3, 0.0), (0.0, -0.3)]
     rows = [[[as_record(c, target + offset + 0.002 * c.seed) for c in configs] for configs, offset in zip(cell, pair)]
             for cell, target, pair in zip(block_order_configs("smoke", 3), targets, offsets)]
-    lines = block_order_findings(rows)
-    assert lines[0].startswith("identity violated, published") and lines[0].endswith(
-        f"the code's order {targets[0] + 0.302:.2f} (disagrees), the paper's order {targets[0] + 0.002:.2f} (agrees)")
-    assert lines[1].endswith(f"(agrees), the paper's order {targets[1] - 0.298:.2f} (disagrees)")
-    assert lines[2] == "neither order agrees with every cell: the order alone does not explain the published numbers"
+    assert findings_numbers(rows) == {"order_cells": 2, "order_unconverged": 0, "order_agree_code": 1,
+                                      "order_agree_paper": 1}
     rows[1][1] = rows[1][0]  # the paper's order now agrees on Spiral holds too
-    assert block_order_findings(rows)[2] == "the paper's order agrees with every cell"
-    rows[0][1][0]["curves"]["r2"] = [0.01 * i for i in range(20)]  # a run still rising: no verdict for its cell
-    lines = block_order_findings(rows)
-    assert lines[0].endswith("(not converged)") and lines[2] == ("some runs have not converged, so this study "
-                                                                 "decides nothing yet")
+    assert findings_numbers(rows)["order_agree_paper"] == 2
+    rows[0][1][0]["curves"]["r2"] = [0.01 * i for i in range(20)]  # a run still rising
+    assert findings_numbers(rows)["order_unconverged"] == 1
     table = block_order_markdown(rows)
     assert table.splitlines()[0] == ("| cell | code's order (linear_relu_bn) | paper's order (linear_bn_relu) "
                                      "| published |")

@@ -2,7 +2,7 @@
 
 from dataclasses import asdict
 
-from cldiv.synthetic.precision import compare, conclusion, paired_runs
+from cldiv.synthetic.precision import compare, paired_runs, precision_numbers
 from cldiv.synthetic.table1 import cell_config
 
 
@@ -22,7 +22,9 @@ def test_a_shifted_cell_is_flagged_and_a_noisy_one_is_not():
     assert rows["holds", "R²"]["changed"] and abs(rows["holds", "R²"]["difference"] + 0.088) < 1e-9
     assert not rows["violated", "R²"]["changed"]  # same values, other seeds: a zero mean difference
     assert not rows["holds", "MCC"]["changed"]
-    assert "bf16 changes 1: identity holds (R²)" in conclusion(pairs, list(rows.values()), ["identity"])
+    numbers = precision_numbers(pairs, list(rows.values()), ["identity"])
+    assert (numbers["cells"], numbers["changed"], numbers["tests"]) == (2, 1, 8)
+    assert numbers["flips"] != numbers["flips"]  # nan: identity's adapted and inverse cells were not paired
 
 
 def test_runs_stored_before_a_field_existed_are_paired_by_their_config_hash():
@@ -33,8 +35,8 @@ def test_runs_stored_before_a_field_existed_are_paired_by_their_config_hash():
     assert list(pairs) == [("holds", "identity")]
 
 
-def test_the_float32_cells_come_from_every_pair_at_the_cpu_sizes_and_the_sentence_names_them():
-    from cldiv.synthetic.precision import cpu_size_pairs, fp32_cells_sentence
+def test_the_float32_cells_come_from_every_pair_at_the_cpu_sizes_and_the_table_names_them():
+    from cldiv.synthetic.precision import cpu_size_pairs, sensitive_markdown
 
     def sized(record, batch_size, iterations):
         record["config"].update(batch_size=batch_size, n_negatives=batch_size, iterations=iterations)
@@ -45,6 +47,4 @@ def test_the_float32_cells_come_from_every_pair_at_the_cpu_sizes_and_the_sentenc
                + [sized(run("holds", "spiral", s, p, 0.99), 2000, 5000) for s in range(5) for p in ("fp32", "bf16")])
     pairs = cpu_size_pairs(records)
     assert list(pairs) == [("holds", "identity")]  # batch 2000 is not a cpu-budget size
-    text = fp32_cells_sentence(pairs, ["identity"])
-    assert "(1 cell, 2000 iterations), bf16 changes identity holds (R² 0.990 → 0.902)" in text
-    assert text.endswith("moves its R² above the floor: identity holds.")
+    assert sensitive_markdown(pairs, ["identity"]).splitlines()[2:] == ["| identity holds | R² 0.990 → 0.902 | — |"]

@@ -264,8 +264,6 @@ def test_a_sweep_point_with_an_unconverged_run_gets_the_command_that_trains_it_t
 
 
 def test_a_point_is_marked_not_converged_until_its_doubled_runs_are_stored_and_keep_its_mean(tmp_path):
-    from dataclasses import asdict
-
     from cldiv.runs.store import ResultStore
     from cldiv.synthetic.convergence import longer_configs
     from cldiv.synthetic.sweeps import sweep_points

@@ -302,21 +302,19 @@ def test_the_adapted_study_table_shows_every_size_with_its_cost_and_convergence(
     assert all(line.count("/1)") == 1 for line in lines[2:])
 
 
-def test_the_adapted_study_findings_count_converged_runs_and_compare_each_size_with_the_budgets(tmp_path):
-    from cldiv.synthetic.findings import adapted_study_findings
+def test_the_adapted_study_names_each_size_whose_r2_differs_from_the_budgets(tmp_path):
+    from cldiv.synthetic.findings import adapted_study_moved
     from cldiv.synthetic.studies import adapted_study_configs
 
     rows = adapted_study_configs("smoke", ["identity"], seeds=2)
     records = run_all([config for _, config in rows], ResultStore(tmp_path), progress=False)
     rows = [(label, config, record) for (label, config), record in zip(rows, records)]
-    text = adapted_study_findings(rows)
-    assert text.startswith("Runs converged: the budget's ") and text.count(" of 2") == 5
-    assert text.count("from the budget's size") == 4
-    # a size whose runs sit far from the budget's, with a tight spread, is named with both means
+    assert list(adapted_study_moved(rows)) == [label for label, _, _ in rows[2::2]]  # every size after the budget's
+    # a size whose runs sit far from the budget's, with a tight spread, is named
     moved = {"the budget's": 0.5, "8x iterations": 0.9}
     far = [(label, config, {**record, "metrics": {**record["metrics"], "r2": moved[label] + 0.001 * config.seed}})
            if label in moved else (label, config, record) for label, config, record in rows]
-    assert "8x iterations: R² differs from the budget's size for identity (0.50 → 0.90)." in adapted_study_findings(far)
+    assert adapted_study_moved(far)["8x iterations"] == ["identity"]
 
 
 def test_the_settled_sizes_are_those_at_which_every_run_converged_costliest_first(tmp_path):
@@ -337,18 +335,18 @@ def test_the_settled_sizes_are_those_at_which_every_run_converged_costliest_firs
     assert settled_sizes([(label, config, record(config, rising)) for label, config, _ in rows]) == []
 
 
-def test_the_shortcut_findings_count_runs_whose_eval_mode_loss_exceeds_the_training_loss():
-    from cldiv.synthetic.findings import shortcut_findings
+def test_the_shortcut_table_counts_runs_whose_eval_mode_loss_exceeds_the_training_loss():
+    from cldiv.synthetic.config import SyntheticConfig
+    from cldiv.synthetic.findings import shortcut_markdown
 
     def run(gap, r2):
         return {"config": {"iterations": 100}, "metrics": {"final_loss": 3.0 + gap, "r2": r2},
                 "curves": {"iteration": [50, 80, 100], "loss": [3.0, 3.0, 3.0], "r2": [r2] * 3}}
 
-    rows = [("small", None, run(3.2, 0.2)), ("small", None, run(-0.2, 0.6)), ("large", None, run(0.1, 0.62))]
-    assert shortcut_findings(rows) == (
-        "Runs whose final loss in evaluation mode exceeds their training-mode loss over the last quarter by more "
-        "than 0.5: small 1 of 2 ($R^2$ 0.20); large 0 of 1. The other 2 runs have gaps of -0.20–0.10 and "
-        "$R^2$ 0.60–0.62.")
+    small, large = SyntheticConfig(batch_size=16), SyntheticConfig(batch_size=256)
+    rows = [("small", small, run(3.2, 0.2)), ("small", small, run(-0.2, 0.6)), ("large", large, run(0.1, 0.62))]
+    assert shortcut_markdown(rows).splitlines()[2:] == ["| small | 16 | 1 | 2 | 0.20 | 0.60 |",
+                                                       "| large | 256 | 0 | 1 | — | 0.62 |"]
 
 
 def test_a_headline_cell_with_an_unconverged_run_is_also_trained_twice_as_long_and_listed(tmp_path):

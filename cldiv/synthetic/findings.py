@@ -1,10 +1,9 @@
-"""What the synthetic benchmark's runs say, cell by cell, against the paper (Table 1, Tables 3-6, Fig. 5a),
-and what its side studies and the errata variants show (the sweeps': ``cldiv.synthetic.sweep_findings``).
+"""What the synthetic benchmark's runs say against the paper (Table 1, Tables 3-6, Fig. 5a), its side studies
+and the errata variants, as numbers and tables (the sweeps': ``cldiv.synthetic.sweep_findings``).
 
-``table1_findings`` turns the stored runs of Table 1's cells into the sentences that close the
-synthetic chapter. Every number in them is computed from the runs or read from
-``cldiv.published``; every comparison ("between violated and holds", "lower with diversity")
-is evaluated on the data, so the text changes when the results do.
+The chapters write the sentences; these functions compute what they cite, from the runs or from
+``cldiv.published``, every comparison ("between violated and holds", "agrees with the published value") evaluated
+on the data, so a chapter's glued numbers, and the assertions that guard its sentences, change with the results.
 """
 
 from __future__ import annotations
@@ -13,21 +12,16 @@ import statistics
 from typing import Iterable
 
 from cldiv.runs.verdicts import FLOOR, cell_agrees
-from cldiv.synthetic.convergence import DOUBLING, SHORTCUT_GAP, batch_statistics_shortcut, converged, loss_gap
+from cldiv.synthetic.convergence import DOUBLING, SHORTCUT_GAP, batch_statistics_shortcut, converged
 from cldiv.synthetic.studies import PATCHES_IB_PROTOCOLS, BLOCK_ORDER_CELLS, BLOCK_ORDERS, RERUN_CELLS
-from cldiv.synthetic.table1 import column_of, fmt, has_cell, summarise, COLUMN_TITLES
-from cldiv.published import FIGURE5A, TABLE3, published
+from cldiv.synthetic.table1 import column_of, fmt, has_cell, summarise
+from cldiv.published import TABLE3, published
 
 #: How far beyond the main cell's lowest and highest seed an errata variant's R^2 still counts as inside
 #: its range: the scorecard's R^2 floor.
 RANGE_SLACK = FLOOR["r2"]
 #: A violated MLP run that keeps only the fixed coordinate z_1 ends near R^2 = 1/3.
 ONE_THIRD = (0.2, 0.45)
-
-
-def listing(items: Iterable[str]) -> str:
-    items = list(items)
-    return ", ".join(items) if items else "none"
 
 
 def value_range(values: Iterable[float], digits: int) -> str:
@@ -51,150 +45,121 @@ def figure5a_means(summary: dict, processes: Iterable[str]) -> dict[tuple[str, s
             ("inverse", "holds"): mean_over("inverse_holds", inverse), ("inverse", "violated"): mean_over("inverse", inverse)}
 
 
-def table1_findings(records: list[dict], processes: Iterable[str]) -> list[str]:
-    """The chapter's closing findings, one markdown bullet per column of Table 1 and for Figure 5a."""
-    processes = list(processes)
-    summary = summarise(records, ("r2", "mcc", "ape_code", "loss_m2000"))
+def table1_numbers(records: list[dict], processes: Iterable[str]) -> dict[str, float]:
+    """The numbers the synthetic chapter's closing cites, from the headline runs (nan where a column was not run).
 
-    def mean(column: str, p: str, metric: str = "r2") -> float:
-        return summary[column, p][metric][0]
+    Diversity holds: the processes (``processes``) whose every seed reaches R^2 >= 0.98 (``holds_ok``), the range
+    over processes of MCC and APE (code convention) against Table 3's (``holds_mcc_low``/``_high``,
+    ``paper_mcc_low``/``_high``, ``holds_ape_low``/..., ``paper_ape_low``/...). Violated: the runs
+    (``violated_runs``), those near R^2 = 1/3 (``ONE_THIRD``; ``near_third``) and below 0.1 (``near_zero``).
+    Adapted: the range of our means and the published ones (``adapted_low``/``_high``, ``adapted_paper_low``/
+    ``_high``) and the processes whose adapted mean lies strictly between violated and holds (``between``).
+    Inverse encoders: runs more than 0.2 below their cell's median (``stuck``)."""
+    processes = list(processes)
+    summary = summarise(records, ("r2", "mcc", "ape_code"))
+
+    def means(column: str, metric: str = "r2") -> list[float]:
+        return [summary[column, p][metric][0] for p in processes if (column, p) in summary]
 
     def seeds(column: str, p: str) -> list[float]:
-        return sorted(r["metrics"]["r2"] for r in records
-                      if r["config"]["process"] == p and column_of(r["config"]) == column)
+        return [r["metrics"]["r2"] for r in records if r["config"]["process"] == p and column_of(r["config"]) == column]
 
-    paper_mcc = [TABLE3[p][0][0] for p in processes]
-    paper_ape = [TABLE3[p][1][0] for p in processes]
-    holds_ok = [p for p in processes if min(seeds("holds", p)) >= 0.98]
-    holds_low = [f"{p} (mean {mean('holds', p):.3f}, lowest seed {min(seeds('holds', p)):.3f}, published "
-                 f"{published('r2', 'holds', p)[0]:.2f})" for p in processes if p not in holds_ok]
+    def spread(name: str, values: list[float]) -> dict[str, float]:
+        return {f"{name}_low": min(values, default=float("nan")), f"{name}_high": max(values, default=float("nan"))}
+
     violated = [v for p in processes for v in seeds("violated", p)]
-    near_third = sum(ONE_THIRD[0] <= v < ONE_THIRD[1] for v in violated)
-    near_zero = sum(v < 0.1 for v in violated)
-    kept = [p for p in processes if mean("violated", p) > 0.9]
-    between = [p for p in processes if mean("violated", p) < mean("adapted", p) < mean("holds", p)]
-    inverse = [p for p in processes if has_cell("inverse", p)]
-    stuck = [f"{p} {v:.2f}" for p in inverse for v in seeds("inverse", p)
+    cells = [p for p in processes if all((c, p) in summary for c in ("violated", "adapted", "holds"))]
+    stuck = [v for p in processes if has_cell("inverse", p) for v in seeds("inverse", p)
              if v < statistics.median(seeds("inverse", p)) - 0.2]
-    spiral = published("r2", "violated", "spiral")
-    bars = figure5a_means(summary, processes)
-
-    holds = (f"- *Diversity holds.* $R^2 \\ge 0.98$ in every seed for {listing(holds_ok)}; below that: "
-             f"{listing(holds_low)}. MCC {value_range((mean('holds', p, 'mcc') for p in processes), 2)} (published "
-             f"{value_range(paper_mcc, 2)}); APE (code convention) "
-             f"{value_range((mean('holds', p, 'ape_code') for p in processes), 3)} (published {value_range(paper_ape, 3)}).")
-    kept_text = ""
-    if kept:
-        kept_text = f"The runs of {listing(kept)} keep the geometry (mean $R^2 > 0.9$)" + (
-            f"; the published Spiral value, {fmt(spiral)}, says that some of the paper's runs did so too."
-            if "spiral" in kept else ".")
-    violated_text = (
-        "- *Diversity violated, MLP.* "
-        + "; ".join(f"{p} {mean('violated', p):.2f} ({published('r2', 'violated', p)[0]:.2f})" for p in processes)
-        + f". Of the {len(violated)} runs, {near_third} end with $R^2$ between {ONE_THIRD[0]} and {ONE_THIRD[1]} — "
-        "$h$ squeezes each circle $K(z)$ towards a point and keeps only the fixed coordinate $z_1$, "
-        f"$R^2 \\approx 1/3$ — and {near_zero} below 0.1, where $z_1$ is no longer linearly decodable either. "
-        + kept_text)
-    loss = ("- *The loss does not tell these apart.* Violated losses at $M = 2000$: "
-            + "; ".join(f"{p} {mean('violated', p, 'loss_m2000'):.3f} ({published('final_loss', 'violated', p)[0]:.3f})"
-                        for p in processes)
-            + ". Between seeds of one cell $R^2$ ranges over "
-            + "; ".join(f"{p} {value_range(seeds('violated', p), 2)}" for p in processes)
-            + ": the restricted conditional leaves a family of minimisers, and which one training reaches is not "
-            "fixed by the loss — the paper's title.")
-    not_between = [p for p in processes if p not in between]
-    adapted = (f"- *Adapted (support-corrected) loss.* {value_range((mean('adapted', p) for p in processes), 2)} against "
-               f"the published {value_range((published('r2', 'adapted', p)[0] for p in processes), 2)}. Between *violated* "
-               f"and *holds* for {listing(between)}" + (f"; not for {listing(not_between)}" if not_between else "")
-               + ". The corrected loss has non-orthogonal minimisers (Theorem A.5), so it is not expected to reach 1.")
-    inverse_text = ("- *Inverse encoders under violation.* "
-                    + "; ".join(f"{p} {fmt(summary['inverse', p]['r2'][:2])} ({published('r2', 'inverse', p)[0]:.2f})"
-                                for p in inverse)
-                    + (f". Runs more than 0.2 below their cell's median: {listing(stuck)}; such a run has settled in "
-                       "a local optimum of the inverse encoder's few parameters." if stuck else "."))
-    lower = bars["inverse", "holds"] < bars["inverse", "violated"]
-    paper_lower = FIGURE5A["inverse"]["holds"] < FIGURE5A["inverse"]["violated"]
-    figure = (f"- *Figure 5a.* Inverse encoders: {bars['inverse', 'holds']:.2f} with diversity and "
-              f"{bars['inverse', 'violated']:.2f} without (published {FIGURE5A['inverse']['holds']:.2f} and "
-              f"{FIGURE5A['inverse']['violated']:.2f}). "
-              + ("As in the paper, they score lower *with* diversity than without it." if lower and paper_lower else
-                 "Unlike the paper, they do not score lower with diversity than without it." if paper_lower else
-                 "They score " + ("lower" if lower else "higher") + " with diversity than without it."))
-    return [holds, violated_text, loss, adapted, inverse_text, figure]
+    return {"processes": len(processes),
+            "holds_ok": sum(bool(seeds("holds", p)) and min(seeds("holds", p)) >= 0.98 for p in processes),
+            **spread("holds_mcc", means("holds", "mcc")), **spread("paper_mcc", [TABLE3[p][0][0] for p in processes]),
+            **spread("holds_ape", means("holds", "ape_code")), **spread("paper_ape", [TABLE3[p][1][0] for p in processes]),
+            "violated_runs": len(violated), "near_third": sum(ONE_THIRD[0] <= v < ONE_THIRD[1] for v in violated),
+            "near_zero": sum(v < 0.1 for v in violated),
+            **spread("adapted", means("adapted")),
+            **spread("adapted_paper", [published("r2", "adapted", p)[0] for p in processes]),
+            "between": sum(summary["violated", p]["r2"][0] < summary["adapted", p]["r2"][0] < summary["holds", p]["r2"][0]
+                           for p in cells),
+            "stuck": len(stuck)}
 
 
-def patches_ib_findings(rows: list[list[dict]], store) -> list[str]:
-    """Sentences on the Patches + inductive-bias cell under the code's protocol, one difference at a
-    time (``rows``: the runs of ``cldiv.synthetic.table1.patches_ib_protocol_configs``, one list per
-    row of PATCHES_IB_PROTOCOLS): what each difference does to the mean R^2, which rows agree with
-    the published value (``cell_agrees``), and which have settled (``DOUBLING.settled`` in ``store``)."""
+def violated_markdown(records: list[dict], processes: Iterable[str]) -> str:
+    """Table 1's violated MLP cells as a markdown table: per process the mean R^2 and the seeds' range against
+    the published mean, and the loss at M = 2000 against the published loss."""
+    summary = summarise(records, ("r2", "loss_m2000"))
+    lines = ["| process | $R^2$ (published) | seeds' $R^2$ | loss at $M = 2000$ (published) |", "|---|---|---|---|"]
+    for p in processes:
+        if ("violated", p) in summary:
+            seeds = [r["metrics"]["r2"] for r in records if r["config"]["process"] == p
+                     and column_of(r["config"]) == "violated"]
+            lines.append(f"| {p} | {summary['violated', p]['r2'][0]:.2f} ({published('r2', 'violated', p)[0]:.2f}) | "
+                         f"{value_range(seeds, 2)} | {summary['violated', p]['loss_m2000'][0]:.3f} "
+                         f"({published('final_loss', 'violated', p)[0]:.3f}) |")
+    return "\n".join(lines)
+
+
+def patches_ib_numbers(rows: list[list[dict]], store) -> dict[str, float]:
+    """The Patches + inductive-bias cell under the code's protocol in numbers (``rows``: the runs of
+    ``cldiv.synthetic.studies.patches_ib_protocol_configs``, one list per row of PATCHES_IB_PROTOCOLS):
+    the mean R^2 of each row (``pib_paper_lr3``, ``pib_paper_lr4``, ``pib_code_lr3``, ``pib_code_lr4``: the
+    Patches definition and the learning rate 1e-3 or 1e-4), the rows' iterations, and per definition how
+    many rows agree with the published value (``cell_agrees``; ``pib_agree_paper``, ``pib_agree_code``) and
+    how many have settled (``DOUBLING.settled`` in ``store``; ``pib_settled_paper``, ``pib_settled_code``)."""
     target = published("r2", "inverse", "patches")
-    r2 = [[r["metrics"]["r2"] for r in runs] for runs in rows]
-    mean = [statistics.fmean(values) for values in r2]
-    names = [f"the {definition} Patches at lr {lr.split()[0]}" for definition, lr, _ in PATCHES_IB_PROTOCOLS]
-    settled = [DOUBLING.settled(runs, store) for runs in rows]
-    return [f"at {rows[0][0]['config']['iterations']} iterations the code's definition of Patches alone moves the "
-            f"cell's mean R² from {mean[0]:.3f} to {mean[2]:.3f}, the code's learning rate alone to {mean[1]:.3f}, "
-            f"both to {mean[3]:.3f} (published {fmt(target)})",
-            "agreeing with the published value (the scorecard's rule): "
-            + listing(n for n, values in zip(names, r2) if cell_agrees(values, target, "r2")),
-            "settled (a stored doubling kept the mean, or, not yet doubled, every run's curve has converged): "
-            + listing(n for n, ok in zip(names, settled) if ok)
-            + "; not settled: " + listing(n for n, ok in zip(names, settled) if not ok)]
+    numbers: dict[str, float] = {"pib_iterations": rows[0][0]["config"]["iterations"] if rows else float("nan"),
+                                 "pib_published": target[0]}
+    for definition, lr, _ in PATCHES_IB_PROTOCOLS:  # nan: not run
+        numbers[f"pib_{definition.split(chr(39))[0]}_lr{lr[3]}"] = float("nan")
+    for definition in ("paper", "code"):
+        numbers[f"pib_agree_{definition}"] = numbers[f"pib_settled_{definition}"] = 0
+    for (definition, lr, _), runs in zip(PATCHES_IB_PROTOCOLS, rows):
+        values, name = [r["metrics"]["r2"] for r in runs], definition.split(chr(39))[0]
+        numbers[f"pib_{name}_lr{lr[3]}"] = statistics.fmean(values)
+        numbers[f"pib_agree_{name}"] += cell_agrees(values, target, "r2")
+        numbers[f"pib_settled_{name}"] += DOUBLING.settled(runs, store)
+    return numbers
 
 
-def block_order_findings(rows: list[list[list[dict]]]) -> list[str]:
-    """One sentence per cell of the block-order study (``rows``: the runs of
-    ``cldiv.synthetic.table1.block_order_configs``): each order's mean R^2 and whether it agrees with
-    the published value (``cell_agrees``, the scorecard's rule; "not converged" unless every run's
-    curve has, ``converged``); then which order agrees with every cell."""
-    verdicts = [[("not converged" if not all(map(converged, runs)) else
-                  "agrees" if cell_agrees([r["metrics"]["r2"] for r in runs], published("r2", column, process), "r2")
-                  else "disagrees") for runs in cell]
-                for (column, process), cell in zip(BLOCK_ORDER_CELLS, rows)]
-    out = [f"{process} {COLUMN_TITLES[column]}, published {fmt(published('r2', column, process))}: "
-           + ", ".join(f"the {name} order {statistics.fmean(r['metrics']['r2'] for r in runs):.2f} ({verdict})"
-                       for (name, _), runs, verdict in zip(BLOCK_ORDERS, cell, cell_verdicts))
-           for (column, process), cell, cell_verdicts in zip(BLOCK_ORDER_CELLS, rows, verdicts)]
-    if any("not converged" in cell_verdicts for cell_verdicts in verdicts):
-        return out + ["some runs have not converged, so this study decides nothing yet"]
-    agreeing = [name for i, (name, _) in enumerate(BLOCK_ORDERS) if all(v[i] == "agrees" for v in verdicts)]
-    return out + ["the " + " and the ".join(agreeing) + " order" + ("s agree" if len(agreeing) > 1 else " agrees")
-                  + " with every cell" if agreeing else "neither order agrees with every cell: the order alone "
-                  "does not explain the published numbers"]
+def block_order_numbers(rows: list[list[list[dict]]]) -> dict[str, int]:
+    """The block-order study in numbers (``rows``: the runs of ``cldiv.synthetic.studies.block_order_configs``):
+    the cells (``order_cells``), the cells with a run whose curve has not converged (``order_unconverged``)
+    and, per order of BLOCK_ORDERS, the cells whose mean R^2 agrees with the published one (``cell_agrees``;
+    ``order_agree_code``, ``order_agree_paper``)."""
+    numbers = {"order_cells": len(rows), "order_unconverged": sum(not all(map(converged, runs))
+                                                                  for cell in rows for runs in cell)}
+    for i, (name, _) in enumerate(BLOCK_ORDERS):
+        numbers[f"order_agree_{name.split(chr(39))[0]}"] = sum(
+            cell_agrees([r["metrics"]["r2"] for r in cell[i]], published("r2", column, process), "r2")
+            for (column, process), cell in zip(BLOCK_ORDER_CELLS, rows))
+    return numbers
 
 
-def rerun_findings(rerun: dict, rerun_loss: dict, rerun_at: str, n_mirrored: int, n_basin: int) -> list[str]:
-    """Sentences on the cells rerun at the paper's sizes (``cldiv.synthetic.studies.RERUN_CELLS``).
+def _mean(values: list[float]) -> float:
+    return statistics.fmean(values) if values else float("nan")
 
-    rerun / rerun_loss: row of RERUN_CELLS -> ([R^2 or loss at the budget's sizes], [at rerun_at's]);
-    n_mirrored of n_basin Spiral inverse-encoder seeds settled on the mirrored control."""
-    text, matches = [], {}
-    for i, (small_r2, big_r2) in rerun.items():
-        column, p, changes = RERUN_CELLS[i]
-        target = published("r2", column, p)[0]
-        small, big = statistics.fmean(small_r2), statistics.fmean(big_r2)
-        verdict = ("within 0.02 of it" if abs(big - target) <= 0.02 else
-                   "closer to it" if abs(big - target) < abs(small - target) else "further from it")
-        matches[i] = abs(big - target) <= 0.02
-        loss_small, loss_big = (statistics.fmean(v) for v in rerun_loss[i])
-        both_fell = (f"; its loss at $M = 2000$ fell too, {loss_small:.3f} → {loss_big:.3f}: a lower loss and a "
-                     "worse recovery" if big < small - 0.02 and loss_big < loss_small else "")
-        what = f"{p} *{COLUMN_TITLES[column]}*" + (" with the code's definition" if changes else "")
-        text.append(f"{what}: {small:.3f} → {big:.3f} at the {rerun_at} budget's sizes (published {target:.2f}; "
-                    f"{verdict}){both_fell}")
-    patches = {bool(RERUN_CELLS[i][2]): ok for i, ok in matches.items() if RERUN_CELLS[i][:2] == ("inverse", "patches")}
-    if patches.get(True) and patches.get(False) is False:
-        text.append("so the published Patches inverse-encoder value is what the code's definition of Patches gives, "
-                    "not the paper's")
-    if n_basin:
-        clean = (1 - n_mirrored / n_basin) ** 5
-        spiral = fmt(published("r2", "inverse", "spiral"))
-        text.append(f"the mirrored Spiral control appears in {n_mirrored} of {n_basin} seeds; at that rate five runs "
-                    f"all avoid it with probability {clean:.2f}, "
-                    + (f"so the published {spiral} from five runs does not contradict our runs" if clean >= 0.05 else
-                       f"so the published {spiral} from five runs would be unlikely with our encoder"))
-    return [f"- {t[0].upper()}{t[1:]}." for t in text]
+
+def rerun_key(i: int) -> str:
+    """A name for row ``i`` of ``cldiv.synthetic.studies.RERUN_CELLS``: "patches_holds", "patches_inverse_code"."""
+    column, process, changes = RERUN_CELLS[i]
+    return f"{process}_{column}" + ("_code" if changes else "")
+
+
+def rerun_numbers(rerun: dict, rerun_loss: dict) -> dict[str, float]:
+    """The cells rerun at a larger budget's sizes in numbers. rerun / rerun_loss: row of RERUN_CELLS ->
+    ([R^2 or loss at the budget's sizes], [at the larger]); per row (``rerun_key``): the mean R^2 at both sizes
+    (``<key>_small``, ``<key>_big``), the loss at M = 2000 (``<key>_loss_small``, ``_loss_big``), the published
+    R^2 (``<key>_published``) and whether the larger runs agree with it (``<key>_agrees``, ``cell_agrees``);
+    nan for a row not run."""
+    numbers: dict[str, float] = {}
+    for i, (column, process, _) in enumerate(RERUN_CELLS):  # nan: the row was not run
+        key, target = rerun_key(i), published("r2", column, process)
+        small, big = rerun.get(i, ([], []))
+        loss_small, loss_big = rerun_loss.get(i, ([], []))
+        numbers |= {f"{key}_small": _mean(small), f"{key}_big": _mean(big), f"{key}_loss_small": _mean(loss_small),
+                    f"{key}_loss_big": _mean(loss_big), f"{key}_published": target[0],
+                    f"{key}_agrees": int(cell_agrees(big, target, "r2")) if big else float("nan")}
+    return numbers
 
 
 def _runs_value(values: list[float]) -> str:
@@ -239,54 +204,37 @@ def convention_numbers(records: list[dict]) -> dict[str, float]:
             "loss_gap": max(abs(v["final_loss"][0] - v["train_loss_last"][0]) for v in cells)}
 
 
-def adapted_study_findings(rows: Iterable[tuple]) -> str:
-    """The adapted-budget study in words. rows: (label of ``ADAPTED_SIZES``, config, record). Per size:
-    how many runs converged, and per process whether its R^2 differs from the first size's (the
-    budget's own) by the scorecard's rule (``cldiv.runs.verdicts.cell_agrees``)."""
+def adapted_study_moved(rows: Iterable[tuple]) -> dict[str, list[str]]:
+    """The adapted-budget study (rows: (label of ``ADAPTED_SIZES``, config, record)): per size after the
+    first (the budget's own), the processes whose R^2 differs from the first size's by the scorecard's rule
+    (``cldiv.runs.verdicts.cell_agrees``, the first size's runs in the published number's place)."""
     rows = list(rows)
     labels = list(dict.fromkeys(label for label, _, _ in rows))
-    processes = list(dict.fromkeys(config.process for _, config, _ in rows))
-
-    def runs(label: str, process: str | None = None) -> list[dict]:
-        return [r for name, c, r in rows if name == label and process in (None, c.process)]
 
     def r2(label: str, process: str) -> list[float]:
-        return [r["metrics"]["r2"] for r in runs(label, process)]
+        return [r["metrics"]["r2"] for name, c, r in rows if name == label and c.process == process]
 
-    counts = "; ".join(f"{label} {sum(map(converged, runs(label)))} of {len(runs(label))}" for label in labels)
-    settled = [label for label in labels if all(map(converged, runs(label)))]
-    text = (f"Runs converged: {counts}. "
-            + (f"Every run converged at: {listing(settled)}." if settled else "At no size did every run converge."))
-    base = labels[0]
-    for label in labels[1:]:
-        moved = [f"{p} ({statistics.fmean(r2(base, p)):.2f} → {statistics.fmean(r2(label, p)):.2f})" for p in processes
-                 if len(r2(base, p)) >= 2 and not cell_agrees(
-                     r2(label, p), (statistics.fmean(r2(base, p)), statistics.stdev(r2(base, p))), "r2", runs=len(r2(base, p)))]
-        text += (f" {label[0].upper() + label[1:]}: R² differs from {base} size for {listing(moved)}." if moved else
-                 f" {label[0].upper() + label[1:]}: R² not distinguishable from {base} size for any process.")
-    return text
+    processes = list(dict.fromkeys(config.process for _, config, _ in rows))
+    return {label: [p for p in processes if len(r2(labels[0], p)) >= 2 and not cell_agrees(
+        r2(label, p), (statistics.fmean(r2(labels[0], p)), statistics.stdev(r2(labels[0], p))), "r2",
+        runs=len(r2(labels[0], p)))] for label in labels[1:]}
 
 
-def shortcut_findings(rows: Iterable[tuple]) -> str:
+def shortcut_markdown(rows: Iterable[tuple]) -> str:
     """Which runs lowered their training loss through BatchNorm's batch statistics
-    (``cldiv.synthetic.convergence.batch_statistics_shortcut``), per label of rows (label, config,
-    record), with their R^2 against the other runs'."""
+    (``cldiv.synthetic.convergence.batch_statistics_shortcut``), per label of rows (label, config, record), as a
+    markdown table: label, anchors a step, runs with the gap, runs, the R^2 of those with it and of the others."""
     rows = list(rows)
-    hit = [(label, record) for label, _, record in rows if batch_statistics_shortcut(record)]
-    rest = [record for _, _, record in rows if not batch_statistics_shortcut(record)]
-    per_label = []
+    lines = [f"| runs | anchors a step | with a gap above {SHORTCUT_GAP} | of | their $R^2$ | the others' $R^2$ |",
+             "|---|---|---|---|---|---|"]
     for label in dict.fromkeys(label for label, _, _ in rows):
-        mine = [record for name, record in hit if name == label]
-        total = sum(name == label for name, _, _ in rows)
-        r2 = [r["metrics"]["r2"] for r in mine]
-        shown = "" if not r2 else f" ($R^2$ {r2[0]:.2f})" if len(r2) == 1 else f" ($R^2$ {value_range(r2, 2)})"
-        per_label.append(f"{label} {len(mine)} of {total}{shown}")
-    text = (f"Runs whose final loss in evaluation mode exceeds their training-mode loss over the last quarter by more "
-            f"than {SHORTCUT_GAP}: {'; '.join(per_label)}.")
-    if rest:
-        text += (f" The other {len(rest)} runs have gaps of {value_range(map(loss_gap, rest), 2)} and $R^2$ "
-                 f"{value_range((r['metrics']['r2'] for r in rest), 2)}.")
-    return text
+        mine = [(config, record) for name, config, record in rows if name == label]
+        hit = [r["metrics"]["r2"] for _, r in mine if batch_statistics_shortcut(r)]
+        rest = [r["metrics"]["r2"] for _, r in mine if not batch_statistics_shortcut(r)]
+        anchors = ", ".join(str(b) for b in sorted({c.batch_size for c, _ in mine}))
+        lines.append(f"| {label} | {anchors} | {len(hit)} | {len(mine)} | {value_range(hit, 2) if hit else '—'} | "
+                     f"{value_range(rest, 2) if rest else '—'} |")
+    return "\n".join(lines)
 
 
 def _loss_agreement(records: Iterable[dict], processes: Iterable[str]) -> dict[str, tuple]:

@@ -94,19 +94,16 @@ def sensitive_cells(pairs: dict, rows: list[dict], processes: list[str]) -> set[
     return cells | {(c, p) for (c, p) in pairs if p in flipped and abs(bf16(c, p) - fp32(c, p)) > METRICS["r2"][1]}
 
 
-def conclusion(pairs: dict, rows: list[dict], processes: list[str]) -> str:
-    """Which cells bf16 changes and whether any of the paper's orderings flips."""
-    changed = sorted({f"{r['process']} {COLUMN_TITLES[r['column']]} ({r['metric']})" for r in rows if r["changed"]})
+def precision_numbers(pairs: dict, rows: list[dict], processes: list[str]) -> dict[str, float]:
+    """The comparison in numbers: cells compared (``cells``), cells with a metric that bf16 changes
+    (``changed``), tests made (``tests``) and how many of them would pass by chance alone (``chance``), and the
+    orderings of Table 1 that flip between the precisions (``flips``; nan without a process whose every cell
+    was paired)."""
     complete = [p for p in processes if all((c, p) in pairs for c in TABLE1_COLUMNS if has_cell(c, p))]
-    flips = flipped_claims(pairs, processes)
-    text = (f"Of {len({(r['column'], r['process']) for r in rows})} cells compared, bf16 changes "
-            + (f"{len(changed)}: {', '.join(changed)}" if changed else "none")
-            + f" (paired t-test at the {SIGNIFICANCE} level and a difference above the scorecard's floor; of these "
-            f"{len(rows)} tests about {SIGNIFICANCE * len(rows):.0f} would pass the test by chance alone). ")
-    if complete:
-        text += ("No ordering of Table 1 flips between the precisions." if not flips else
-                 "Orderings of Table 1 that hold in one precision and not the other: " + "; ".join(flips) + ".")
-    return text
+    return {"cells": len({(r["column"], r["process"]) for r in rows}),
+            "changed": len({(r["column"], r["process"]) for r in rows if r["changed"]}),
+            "tests": len(rows), "chance": SIGNIFICANCE * len(rows),
+            "flips": len(flipped_claims(pairs, processes)) if complete else float("nan")}
 
 
 def cpu_size_pairs(records: list[dict]) -> dict[tuple[str, str], list[tuple[dict, dict]]]:
@@ -120,17 +117,15 @@ def cpu_size_pairs(records: list[dict]) -> dict[tuple[str, str], list[tuple[dict
                        [r for r in runs if r["config"].get("precision") == "bf16"])
 
 
-def fp32_cells_sentence(pairs: dict, processes: list[str]) -> str:
-    """Which cells ``sensitive_cells`` finds in ``pairs`` (a ``cpu_size_pairs``), and why each."""
+def sensitive_markdown(pairs: dict, processes: list[str]) -> str:
+    """The cells ``sensitive_cells`` finds in ``pairs`` (a ``cpu_size_pairs``) as a markdown table, each with
+    why: the metrics bf16 changes (fp32 → bf16 means) and the orderings of its process that flip."""
     rows = compare(pairs)
-    cells = sensitive_cells(pairs, rows, processes)
-    changed = sorted(f"{r['process']} {COLUMN_TITLES[r['column']]} ({r['metric']} {r['fp32']:.3f} → {r['bf16']:.3f})"
-                     for r in rows if r["changed"])
     flips = flipped_claims(pairs, processes)
-    iterations = sorted({run["config"]["iterations"] for runs in pairs.values() for pair in runs for run in pair})
-    return (f"Over every stored pair at the `cpu` budget's batch sizes ({len(pairs)} cell{'s' * (len(pairs) != 1)}, "
-            f"{', '.join(map(str, iterations))} iterations), bf16 changes "
-            + (", ".join(changed) if changed else "no metric of any cell")
-            + "; " + ("orderings that flip: " + "; ".join(flips) if flips else "no ordering flips")
-            + ". The cells in which bf16 changes a metric, or flips an ordering of their process and moves its R² "
-            "above the floor: " + (", ".join(f"{p} {COLUMN_TITLES[c]}" for c, p in sorted(cells)) or "none") + ".")
+    lines = ["| cell | bf16 changes | orderings of its process that flip |", "|---|---|---|"]
+    for column, process in sorted(sensitive_cells(pairs, rows, processes)):
+        changed = [f"{r['metric']} {r['fp32']:.3f} → {r['bf16']:.3f}" for r in rows
+                   if r["changed"] and (r["column"], r["process"]) == (column, process)]
+        flipped = [claim for claim in flips if claim.split(":")[0] == process]
+        lines.append(f"| {process} {COLUMN_TITLES[column]} | {', '.join(changed) or '—'} | {'; '.join(flipped) or '—'} |")
+    return "\n".join(lines)

@@ -23,6 +23,7 @@ from cldiv import budgets
 from cldiv.config import with_overrides
 from cldiv.published import published
 from cldiv.runs.doubling import LONGER
+from cldiv.runs.verdicts import FLOOR
 from cldiv.synthetic.config import SyntheticConfig
 from cldiv.synthetic.convergence import DOUBLING, converged, r2_change, r2_converged
 from cldiv.synthetic.cost import encoder_points
@@ -164,6 +165,37 @@ def rerun_pairs(budget: str, processes: Iterable[str], seeds: int, rerun_at: str
             config = cell_config(column, p, s, budget, **{**overrides, **changes})
             pairs.append((i, config, resized(config, rerun_at)))
     return pairs
+
+
+def mirrored_numbers(runs: list[dict]) -> dict[str, float]:
+    """Spiral inverse-encoder runs (``runs``) in numbers: how many settled on the mirrored control
+    (``mirrored_spiral``; ``mirrored`` of ``basin``), how many miss the published R^2 by more than the floor
+    (``missed``) and how many of those are mirrored (``missed_mirrored``), and the lowest and highest R^2 of
+    the others (``others_low``, ``others_high``; nan if none); and the probability that five runs all avoid the
+    mirrored control at that rate (``avoid_in_five``), as five published runs did."""
+    below = published("r2", "inverse", "spiral")[0] - FLOOR["r2"]
+    mirrored = [r for r in runs if mirrored_spiral(r)]
+    others = [r["metrics"]["r2"] for r in runs if not mirrored_spiral(r)]
+    missed = [r for r in runs if r["metrics"]["r2"] < below]
+    return {"mirrored": len(mirrored), "basin": len(runs), "missed": len(missed),
+            "missed_mirrored": sum(map(mirrored_spiral, missed)),
+            "others_low": min(others, default=float("nan")), "others_high": max(others, default=float("nan")),
+            "avoid_in_five": (1 - len(mirrored) / len(runs)) ** 5 if runs else float("nan")}
+
+
+def small_batch_markdown(pairs: list[tuple[str, str, dict, dict]]) -> str:
+    """The batch-size comparison as a markdown table: per (column, process, main run, its ``quarter_batch``
+    run), both runs' batch, iterations and R^2, the published value, and which ends closer to it."""
+    lines = ["| cell | N, iterations | $R^2$ | quarter batch: N, iterations | $R^2$ | published | closer |",
+             "|---|---|---|---|---|---|---|"]
+    for column, process, main, small in pairs:
+        target = published("r2", column, process)
+        big_r2, small_r2 = main["metrics"]["r2"], small["metrics"]["r2"]
+        closer = "large batch" if abs(big_r2 - target[0]) < abs(small_r2 - target[0]) else "small batch"
+        lines.append(f"| {process} {COLUMN_TITLES[column]} | {main['config']['batch_size']}, {main['config']['iterations']} | "
+                     f"{big_r2:.3f} | {small['config']['batch_size']}, {small['config']['iterations']} | {small_r2:.3f} | "
+                     f"{fmt(target)} | {closer} |")
+    return "\n".join(lines)
 
 
 def rerun_values(pairs: list[tuple[int, SyntheticConfig, SyntheticConfig]], runs: list[dict],
