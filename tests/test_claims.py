@@ -2,7 +2,7 @@ import pytest
 from scipy.stats import ttest_ind
 
 from cldiv.images.claims import (claim_verdict, contrast, figure3_claims, learning_gain, longer_markdown, loss_settled,
-                                 size_finding, training_converged)
+                                 training_converged)
 
 
 def test_two_cell_contrast_is_welchs_one_sided_t_test():
@@ -49,19 +49,6 @@ def test_learning_needs_the_gain_minus_one_sd_to_reach_ten_points():
     assert not learning_gain([40.0, 45.0, 35.0], [28.0, 28.0, 28.0])[2]        # gain 12 +- 5
     mean, sd, learns = learning_gain([30.0], [25.0])
     assert (mean, sd, learns) == (5.0, 0.0, False)
-
-
-def test_the_size_finding_says_from_which_size_on_an_encoder_learns():
-    def run(trained, at_init, hue=0.9):
-        return {"probe_best": trained, "init_probe_best": at_init, "latent_r2": {"hue": hue}}
-
-    small, large = ("64 x 2", 1000, run(0.34, 0.38)), ("128 x 4", 8000, run(0.52, 0.38, 0.1))
-    text = size_finding("ViT", [small, large])
-    assert "at 64 x 2 (1,000 parameters) by -4.0 points (hue R² 0.90)" in text and "+14.0 points (hue R² 0.10)" in text
-    assert "learns from 128 x 4 on" in text and "too small" in text
-    # 9.9 points is not learning: size does not explain the failure
-    assert "size does not explain" in size_finding("ViT", [small, ("128 x 4", 8000, run(0.479, 0.38))])
-    assert "learns already" in size_finding("ViT", [("64 x 2", 1000, run(0.50, 0.38)), large])
 
 
 def test_loss_settled_rejects_a_diverging_curve_but_not_the_jitter_of_a_falling_one():

@@ -45,7 +45,7 @@ __all__ = ["CLAIM_NAMES", "Contrast", "LEARNING_MARGIN", "SIGNIFICANCE", "claim_
            "cell_settled", "claim_contrasts", "contrasts_markdown", "converged_per_cell", "equal_length_contrasts",
            "equal_length_markdown", "figure3_claims",
            "gains_markdown", "learning_gain", "longer_markdown", "loss_settled", "per_cell", "published_differences",
-           "runs_per_cell", "settled_cells", "size_finding", "training_converged", "unsettled_cells"]
+           "runs_per_cell", "settled_cells", "training_converged", "unsettled_cells"]
 
 SIGNIFICANCE = 0.05
 #: Points by which training must beat the probe at initialisation (mean minus one sd over seeds).
@@ -151,29 +151,6 @@ def learning_gain(trained: Sequence[float], at_init: Sequence[float]) -> tuple[f
     mean = statistics.fmean(gains)
     sd = statistics.stdev(gains) if len(gains) > 1 else 0.0
     return mean, sd, mean - sd >= LEARNING_MARGIN
-
-
-def size_finding(label: str, runs: Sequence[tuple[str, int, dict]]) -> str:
-    """What one run per encoder size says about whether size explains a failure to learn, in words:
-    ``runs`` = (size, parameters, metrics) of one encoder's (``label``) *All* cell, smallest first,
-    one seed each; a run learns when SimCLR adds at least LEARNING_MARGIN points to the
-    probe at initialisation (``learning_gain`` with one seed). Each run's hue R^2 is named where
-    its metrics have one (the colour shortcut of the generated sets)."""
-    def hue(metrics):
-        return f" (hue R² {metrics['latent_r2']['hue']:.2f})" if "hue" in metrics.get("latent_r2", {}) else ""
-
-    learns = [learning_gain([100 * m["probe_best"]], [100 * m["init_probe_best"]])[2] for _, _, m in runs]
-    parts = [f"at {size} ({n:,} parameters) by {100 * (m['probe_best'] - m['init_probe_best']):+.1f} points{hue(m)}"
-             for size, n, m in runs]
-    text = f"One seed each, {label} under *All*: SimCLR changes the probe " + "; ".join(parts) + ". "
-    if not any(learns):
-        return text + (f"None learns (a gain of {LEARNING_MARGIN:.0f} points or more): up to "
-                       f"{runs[-1][1]:,} parameters, size does not explain why the {label} learns nothing here.")
-    if learns[0]:
-        return text + f"The {label} learns already at the smallest size."
-    first = learns.index(True)
-    return text + (f"It learns from {runs[first][0]} on (a gain of {LEARNING_MARGIN:.0f} points or more): "
-                   f"at the smaller size the {label} is too small for these augmentations.")
 
 
 def loss_settled(losses: Sequence[float], tolerance: float = LOSS_TOLERANCE) -> bool:
