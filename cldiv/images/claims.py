@@ -38,7 +38,7 @@ from scipy.stats import t as student_t
 
 from cldiv.images.simclr import SimCLRConfig
 from cldiv.runs.verdicts import change_verdict
-from cldiv.runs.doubling import LONGER, Doubling, add_step, drift_sentence
+from cldiv.runs.doubling import LONGER, Doubling, add_step, drift_note
 from cldiv.runs.convergence import LAST_SHARE, loss_trend
 
 __all__ = ["CLAIM_NAMES", "Contrast", "LEARNING_MARGIN", "SIGNIFICANCE", "claim_verdict", "contrast",
@@ -251,7 +251,7 @@ def longer_markdown(records: Mapping[tuple[str, str, int], dict], store, labels:
     converged runs at both lengths, and whether the longer runs changed the accuracy
     (``accuracy_change``); while a step's longer runs are not all stored, the command that trains them
     (``command``, the ``cldiv simclr`` options that select the chapter's runs); then the cells still
-    drifting (``cldiv.runs.doubling.drift_sentence``); "" if every run has converged."""
+    drifting (``cldiv.runs.doubling.drift_note``, on each row of a cell that drifts); "" if every run has converged."""
     def percent(runs):
         return [100 * r["metrics"]["probe_best"] for r in runs]
 
@@ -259,7 +259,7 @@ def longer_markdown(records: Mapping[tuple[str, str, int], dict], store, labels:
         return (f"{statistics.fmean(percent(runs)):.1f} ± {statistics.pstdev(percent(runs)):.1f} "
                 f"({sum(map(DOUBLING.converged, runs))}/{len(runs)} converged)")
 
-    rows = ["| cell | best probe accuracy (%) | at twice the epochs | accuracy changed |", "|---|---|---|---|"]
+    rows = ["| cell | best probe accuracy (%) | at twice the epochs | accuracy changed | note |", "|---|---|---|---|---|"]
     chains: dict[str, list[tuple[int, float]]] = {}
     for (encoder, regime), cell_runs in runs_per_cell(records).items():
         label = f"{labels.get(encoder, encoder)} / {labels.get(regime, regime)}"
@@ -270,15 +270,13 @@ def longer_markdown(records: Mapping[tuple[str, str, int], dict], store, labels:
             later = (accuracy(stored) + ("" if complete else f"; {len(stored)} of {len(runs)} runs stored: {command_line}")
                      if stored else f"not stored yet: {command_line}")
             changed = accuracy_change(runs, stored) if complete else ""
-            rows.append(f"| {label} | {runs[0]['config']['epochs']} epochs: {accuracy(runs)} | {epochs} epochs: {later} | "
-                        f"{changed} |")
             if changed:
                 add_step(chains, label, changed, (runs[0]["config"]["epochs"], statistics.fmean(percent(runs))),
                          (epochs, statistics.fmean(percent(stored))))
-    if len(rows) == 2:
-        return ""
-    drift = drift_sentence(chains, "accuracy", "epochs", 1)
-    return "\n".join(rows) + (f"\n\n{drift}" if drift else "")
+            note = drift_note(chains[label], "epochs", 1) if label in chains else ""
+            rows.append(f"| {label} | {runs[0]['config']['epochs']} epochs: {accuracy(runs)} | {epochs} epochs: {later} | "
+                        f"{changed} | {note} |")
+    return "" if len(rows) == 2 else "\n".join(rows)
 
 
 def settled_cells(records: Mapping[tuple[str, str, int], dict], store) -> dict[tuple[str, str, int], dict]:

@@ -15,13 +15,13 @@ SimCLR runs (epochs, best probe accuracy: ``cldiv.images.claims.DOUBLING``) each
 ``Doubling``.
 
 A cell may never settle within reach: its mean moves the same way at every doubling. Where it has
-done so at two doublings or more (``drifting``), the chapters say so in words (``drift_sentence``):
+done so at two doublings or more (``drifting``), the chapters' tables say so (``drift_note``):
 its number at any stored length is where training stopped, and the trend is what the runs show.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 #: How many times its length a cell some of whose runs have not converged is also trained for.
@@ -117,13 +117,10 @@ def drifting(chain: Sequence[tuple[int, float]]) -> bool:
     return len(moves) >= 2 and (all(m > 0 for m in moves) or all(m < 0 for m in moves))
 
 
-def drift_sentence(chains: Mapping[str, Sequence[tuple[int, float]]], quantity: str, unit: str, digits: int) -> str:
-    """A sentence naming the cells of ``chains`` (label -> chain, as for ``drifting``) that are
-    ``drifting``, each with its first and last mean; "" if none is."""
-    cells = [f"{label} ({quantity} {chain[0][1]:.{digits}f} at {chain[0][0]} {unit} -> {chain[-1][1]:.{digits}f} "
-             f"at {chain[-1][0]} {unit}, {'up' if chain[-1][1] > chain[0][1] else 'down'} at each of "
-             f"{len(chain) - 1} doublings)" for label, chain in chains.items() if drifting(chain)]
-    if not cells:
+def drift_note(chain: Sequence[tuple[int, float]], unit: str, digits: int) -> str:
+    """For a ``drifting`` chain (as for ``drifting``), its first and last mean, "drifting: 0.96 at 8000 it ->
+    0.45 at 64000 it": no stored length tells where, or whether, it settles; "" for a chain that is not."""
+    if not drifting(chain):
         return ""
-    return ("Still drifting, the same way at every doubling (no stored length tells where, or whether, they "
-            "settle; their numbers are where training stopped): " + "; ".join(cells) + ".")
+    return (f"drifting: {chain[0][1]:.{digits}f} at {chain[0][0]} {unit} → {chain[-1][1]:.{digits}f} at "
+            f"{chain[-1][0]} {unit}, {'up' if chain[-1][1] > chain[0][1] else 'down'} at each doubling")

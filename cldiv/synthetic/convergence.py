@@ -52,9 +52,9 @@ import math
 import statistics
 from dataclasses import dataclass
 
-from cldiv.runs.convergence import LAST_SHARE, LOSS_TOLERANCE, loss_trend, trend
-from cldiv.runs.doubling import LONGER, Doubling, add_step, drift_sentence
-from cldiv.runs.verdicts import FLOOR, SIGNIFICANCE, change_verdict
+from cldiv.runs.convergence import LAST_SHARE, loss_trend, trend
+from cldiv.runs.doubling import LONGER, Doubling, add_step, drift_note
+from cldiv.runs.verdicts import change_verdict
 from cldiv.config import with_overrides
 from cldiv.synthetic.config import SyntheticConfig
 
@@ -102,8 +102,7 @@ def what_moved(verdict: Convergence) -> str:
 
 def unsettled_markdown(rows: list[tuple[str, dict]]) -> str:
     """The runs of ``rows`` ((label, stored run)) that have not converged, one table row each: the
-    final held-out R^2, its change and the loss drop over the last quarter, and ``what_moved``; then
-    a sentence that counts the runs whose R^2 moved while their training loss showed no trend. "" if
+    final held-out R^2, its change and the loss drop over the last quarter, and ``what_moved``; "" if
     every run has converged."""
     lines = ["| run | R² at the end | R² change, last quarter | loss drop, last quarter | what moved |",
              "|---|---|---|---|---|"]
@@ -115,12 +114,7 @@ def unsettled_markdown(rows: list[tuple[str, dict]]) -> str:
         moved.append(what_moved(verdict))
         drop = "–" if math.isnan(verdict.loss_drop) else f"{verdict.loss_drop:+.3f}"
         lines.append(f"| {label} | {record['metrics']['r2']:.3f} | {verdict.r2_change:+.3f} | {drop} | {moved[-1]} |")
-    if not moved:
-        return ""
-    return "\n".join(lines) + (
-        f"\n\nIn {moved.count('R² only')} of these {len(moved)} runs the held-out R² moved by more than "
-        f"{R2_TOLERANCE:g} over the last quarter while the training loss showed no trend beyond its noise: the means "
-        f"of that quarter's two halves differ by at most {LOSS_TOLERANCE:g} or twice their standard error.")
+    return "\n".join(lines) if moved else ""
 
 
 def longer_configs(runs: list[dict]) -> list[SyntheticConfig]:
@@ -149,43 +143,32 @@ settled, doubling_steps, settled_runs = DOUBLING.settled, DOUBLING.steps, DOUBLI
 
 
 def longer_markdown(rows: list[tuple[str, tuple, str]], first: str) -> str:
-    """A markdown table of ``doubling_steps`` steps, one row per (label, step, command): R^2 over
-    seeds and converged runs at the runs' iterations and at LONGER times them, or, while none of the
-    longer runs is stored, ``command``, which trains them; whether the longer runs changed the R^2
-    (``r2_change``, once all are stored); then a sentence that counts the verdicts, each row named by
-    its label and lengths, one that names the cells still drifting
-    (``cldiv.runs.doubling.drift_sentence``) and one that names those not settled whose runs switch
-    between states (``switching_sentence``). ``first``: the first column's title."""
-    lines = [f"| {first} | R² | R² at {LONGER}x the iterations | R² changed |",
-             "|---|---|---|---|"]
-    verdicts: dict[str, list[str]] = {"yes": [], "no": [], "not clear": []}
+    """A markdown table of ``doubling_steps`` steps, one row per (label, step, command): R^2 over seeds and
+    converged runs at the runs' iterations and at LONGER times them, or, while none of the longer runs is
+    stored, ``command``, which trains them; whether the longer runs changed the R^2 (``r2_change``, once all
+    are stored); and, on a cell's last row, a note where it is still drifting
+    (``cldiv.runs.doubling.drift_note``) or its runs switch between states (``switching_note``).
+    ``first``: the first column's title."""
+    table: list[list[str]] = []
     chains: dict[str, list[tuple[int, float]]] = {}
     latest: dict[str, list[dict]] = {}  # label -> its longest stored runs
+    last_row: dict[str, int] = {}
     for label, (runs, configs, stored), command in rows:
         partly = f"; {len(stored)} of {len(configs)} runs stored" if 0 < len(stored) < len(configs) else ""
         later = r2_converged(stored) + partly if stored else f"not stored yet: `{command}`"
         changed = r2_change(runs, stored) if len(stored) == len(configs) else ""
         if changed:
-            verdicts[changed].append(f"{label} ({runs[0]['config']['iterations']} -> {configs[0].iterations} it)")
             add_step(chains, label, changed, (runs[0]["config"]["iterations"], _mean_r2(runs)),
                      (configs[0].iterations, _mean_r2(stored)))
             latest[label] = stored
-        lines.append(f"| {label} | {runs[0]['config']['iterations']} it: {r2_converged(runs)} | "
-                     f"{configs[0].iterations} it: {later} | {changed} |")
-    complete = sum(map(len, verdicts.values()))
-    if not complete:
-        return "\n".join(lines)
-    summary = (f"R² changed: *yes* where the scorecard's rule tells the two apart (more than {FLOOR['r2']:g} apart and a "
-               f"Welch test rejecting equal means at level {SIGNIFICANCE:g}), *no* where their means differ by at most "
-               f"{FLOOR['r2']:g} or the seeds' spread, *not clear* otherwise (`cldiv.runs.verdicts.change_verdict`). Of the "
-               f"{complete} rows whose longer runs are all stored, {len(verdicts['no'])} keep their R², so their "
-               f"number at the shorter length does not hinge on where training stopped")
-    summary += "".join(f". {text}: {'; '.join(labels)}" for key, text in
-                       (("yes", "Moved"), ("not clear", "May have moved, which the seeds cannot tell"))
-                       if (labels := verdicts[key]))
-    drift = drift_sentence(chains, "R²", "it", 2)
-    switching = switching_sentence({label: latest[label] for label in chains})  # the cells not settled
-    return "\n".join(lines) + f"\n\n{summary}." + "".join(f" {text}" for text in (drift, switching) if text)
+        last_row[label] = len(table)
+        table.append([label, f"{runs[0]['config']['iterations']} it: {r2_converged(runs)}",
+                      f"{configs[0].iterations} it: {later}", changed, ""])
+    for label, chain in chains.items():  # the cells not settled
+        table[last_row[label]][4] = "; ".join(note for note in (drift_note(chain, "it", 2),
+                                                                switching_note(latest[label])) if note)
+    lines = [f"| {first} | R² | R² at {LONGER}x the iterations | R² changed | note |", "|---|---|---|---|---|"]
+    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in table])
 
 
 #: A run whose held-out R^2 spans more than this over the last half of its training switches between
@@ -200,20 +183,15 @@ def late_span(record: dict) -> float:
     return max(late) - min(late)
 
 
-def switching_sentence(latest: dict[str, list[dict]]) -> str:
-    """A sentence naming the cells of ``latest`` (label -> its longest stored runs) some of whose runs
-    switch between states (``late_span`` above SWITCH_SPAN), with how many and their spans; "" if none."""
-    cells = []
-    for label, runs in latest.items():
-        spans = sorted(span for span in map(late_span, runs) if span > SWITCH_SPAN)
-        if spans:
-            cells.append(f"{label} ({len(spans)} of {len(runs)} runs at {runs[0]['config']['iterations']} it, "
-                         f"spans {spans[0]:.2f}" + (f"–{spans[-1]:.2f}" if len(spans) > 1 else "") + ")")
-    if not cells:
+def switching_note(runs: list[dict]) -> str:
+    """How many of ``runs`` switch between states (``late_span`` above SWITCH_SPAN), "2 of 3 runs switch
+    states (spans 0.31–0.52)": such a cell's mean is a snapshot of where its runs were when training stopped,
+    and a longer run need not settle it; "" if none does."""
+    spans = sorted(span for span in map(late_span, runs) if span > SWITCH_SPAN)
+    if not spans:
         return ""
-    return (f"Switching between states during training (a run's held-out R² spans more than {SWITCH_SPAN:g} over the "
-            "last half of its training; such a cell's mean is a snapshot of where its runs were when training "
-            "stopped, and a longer run need not settle it): " + "; ".join(cells) + ".")
+    return (f"{len(spans)} of {len(runs)} runs switch states (R² spans {spans[0]:.2f}"
+            + (f"–{spans[-1]:.2f}" if len(spans) > 1 else "") + " over the last half)")
 
 
 def _mean_r2(records: list[dict]) -> float:

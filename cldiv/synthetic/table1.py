@@ -99,8 +99,8 @@ def longer_table(found: dict, store) -> str:
     """The headline cells (``found``: ``cldiv.runs.verdicts.find_runs``) some of whose runs have not
     converged, one row per step of their ``cldiv.synthetic.convergence.doubling_steps`` (their runs at
     LONGER times the iterations, and again while that moved them) in ``store``, as a markdown table
-    (``longer_markdown``) with the ``cldiv synthetic`` command that trains a step's longer runs, then
-    each complete step against the published R^2; "" if every run has converged."""
+    (``longer_markdown``) with the ``cldiv synthetic`` command that trains a step's longer runs, then a
+    table of each complete step against the published R^2; "" if every run has converged."""
     steps = [(column, process, entry) for (column, process), (_, runs) in found.items()
              for entry in doubling_steps(runs, store)]
     rows = [(f"{process} {COLUMN_TITLES[column]}", entry,
@@ -109,17 +109,15 @@ def longer_table(found: dict, store) -> str:
             for column, process, entry in steps]
     if not rows:
         return ""
-    verdicts = []
+    against = ["| cell | published R² | agrees (the scorecard's rule), shorter | longer |", "|---|---|---|---|"]
     for column, process, (runs, configs, stored) in steps:
         reference = published("r2", column, process)
         if reference and len(stored) == len(configs):
-            agree = ["agrees" if cell_agrees([r["metrics"]["r2"] for r in group], reference, "r2") else "disagrees"
+            agree = [f"{group[0]['config']['iterations']} it: "
+                     + ("yes" if cell_agrees([r["metrics"]["r2"] for r in group], reference, "r2") else "no")
                      for group in (runs, stored)]
-            verdicts.append(f"{process} {COLUMN_TITLES[column]} {agree[0]} at {runs[0]['config']['iterations']} "
-                            f"and {agree[1]} at {configs[0].iterations} iterations")
-    against = (" Against the published R² (the scorecard's rule, were the runs converged): "
-               + "; ".join(verdicts) + ".") if verdicts else ""
-    return longer_markdown(rows, "cell") + against
+            against.append(f"| {process} {COLUMN_TITLES[column]} | {fmt(reference)} | {agree[0]} | {agree[1]} |")
+    return longer_markdown(rows, "cell") + ("\n\n" + "\n".join(against) if len(against) > 2 else "")
 
 
 def unsettled_table(found: dict) -> str:
