@@ -16,6 +16,7 @@ from cldiv.images.data import (
     DatasetUnavailableError,
     load_images,
 )
+from cldiv.published import FIGURE3
 
 TRAIN_PER_BATCH, TEST = 24, 40
 
@@ -67,7 +68,8 @@ def test_the_chapter_runs_figure_3_on_data_in_cifar10_format(tmp_path, monkeypat
               ("regimes", "['all', 'crop']"), ("data_root", repr(str(tmp_path / "data")))]
     subprocess.run([sys.executable, "-m", "cldiv.book.cli", "chapter", "cifar10", "-o", str(out),
                     *[arg for name, value in params for arg in ("-p", name, value)]], check=True)
-    text = "".join("".join(o.get("text", "")) for cell in json.loads(out.read_text())["cells"]
-                   for o in cell.get("outputs", []))
-    assert "accuracy %, best / final probe epoch [published best]" in text  # the CIFAR-10 mode's table
+    glued = {o["metadata"]["scrapbook"]["name"]: "".join(o["data"].get("application/papermill.record/text/markdown", ""))
+             for cell in json.loads(out.read_text())["cells"] for o in cell.get("outputs", [])
+             if "scrapbook" in o.get("metadata", {})}
+    assert f"[{FIGURE3['resnet18', 'all'][0]:.1f}]" in glued["accuracy"]  # the CIFAR-10 mode's table: published values
     assert len(list((tmp_path / "results" / "simclr").glob("*.json"))) == 4  # 2 encoders x 2 regimes

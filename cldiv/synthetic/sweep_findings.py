@@ -176,7 +176,8 @@ TABLE7_LENGTHS = (100, 5000)
 def table7_protocol_rows(store, processes: Iterable[str] = tuple(TABLE7_R2), d_values: Iterable[int] = range(11),
                          lengths: Iterable[int] = TABLE7_LENGTHS, seed: int = 0) -> list[dict]:
     """The stored runs of the authors' 10-D protocol (``table7_code_config``) for ``seed``, one row per
-    process, d_fixed and length: the code's R^2 (in sample), the last training-batch loss, whether the run
+    process, d_fixed and length: the code's R^2 (in sample), the last training-batch loss, the held-out R^2 at the
+    first and the last evaluation of training (``r2_curve``), whether the run
     converged (``cldiv.synthetic.convergence.converged``), Table 7's (mean, sd) and whether the run agrees with
     it (``cell_agrees`` of one run: within the floor or two published sd). Runs not in ``store`` are left out."""
     rows = []
@@ -188,6 +189,7 @@ def table7_protocol_rows(store, processes: Iterable[str] = tuple(TABLE7_R2), d_v
                     rows.append({"process": process, "d_fixed": d_fixed, "iterations": iterations,
                                  "r2_in_sample": record["metrics"]["r2_in_sample"],
                                  "train_loss": record["metrics"]["train_loss_last"],
+                                 "r2_curve": (record["curves"]["r2"][0], record["curves"]["r2"][-1]),
                                  "converged": converged(record), "published": TABLE7_R2[process][d_fixed],
                                  "agrees": cell_agrees([record["metrics"]["r2_in_sample"]],
                                                        TABLE7_R2[process][d_fixed], "r2")})
