@@ -275,3 +275,17 @@ def test_table8_comparison_counts_how_close_the_means_are():
     counts = table8_counts(rows)
     assert (counts["points"], counts["within_05"], counts["within_10"]) == (3, 1, 2)
     assert "| spiral / inverse | 1.00 / 0.99 | 0.99 / 1.07 | 0.57 / 0.27 |" in table8_markdown(rows)
+
+
+def test_table7_length_numbers_read_the_two_points_errata_item_13_cites():
+    from cldiv.published import TABLE7_R2
+    from cldiv.synthetic.sweep_findings import table7_length_numbers
+
+    def row(d: int, n: int, r2: float, curve=(0.5, 0.4)) -> dict:
+        return {"process": "injective_linear", "d_fixed": d, "iterations": n, "agrees": False, "r2_in_sample": r2,
+                "train_loss": 4.8, "r2_curve": curve}
+
+    numbers = table7_length_numbers([row(2, 100, 0.19), row(2, 5000, 0.03), row(9, 5000, 0.39, (0.47, 0.39))])
+    assert (numbers["short"], numbers["long"], numbers["nine"], numbers["nine_first"]) == (0.19, 0.03, 0.39, 0.47)
+    assert numbers["nine_published"] == TABLE7_R2["injective_linear"][9][0] and numbers["both"] == 1
+    assert math.isnan(table7_length_numbers([])["nine"])

@@ -222,6 +222,22 @@ def table7_length_counts(rows: list[dict]) -> dict[str, int]:
             "both_agree_100": sum(a["agrees"] for a, _ in both), "both_agree_5000": sum(b["agrees"] for _, b in both)}
 
 
+def table7_length_numbers(rows: list[dict]) -> dict[str, float]:
+    """The numbers errata item 13 cites, from ``table7_protocol_rows`` (injective linear map; nan where not
+    stored): at d_fixed = 2 the code's R^2 and loss after 100 steps (``short``, ``short_loss``) and after 5000
+    (``long``, ``long_loss``) with Table 7's mean (``published``); at d_fixed = 9 after 5000 steps the code's
+    R^2 (``nine``), the held-out R^2 at the first and last evaluation (``nine_first``, ``nine_last``) and Table
+    7's mean (``nine_published``); and ``table7_length_counts``."""
+    at = {(r["d_fixed"], r["iterations"]): r for r in rows if r["process"] == "injective_linear"}
+    nan = float("nan")
+    short, long, nine = at.get((2, 100)), at.get((2, 5000)), at.get((9, 5000))
+    return {"short": short["r2_in_sample"] if short else nan, "short_loss": short["train_loss"] if short else nan,
+            "long": long["r2_in_sample"] if long else nan, "long_loss": long["train_loss"] if long else nan,
+            "published": TABLE7_R2["injective_linear"][2][0], "nine": nine["r2_in_sample"] if nine else nan,
+            "nine_first": nine["r2_curve"][0] if nine else nan, "nine_last": nine["r2_curve"][1] if nine else nan,
+            "nine_published": TABLE7_R2["injective_linear"][9][0], **table7_length_counts(rows)}
+
+
 def table8_comparison(points: dict[tuple, list[dict]]) -> list[dict]:
     """Table 8 against our runs, point by point. ``points``: (process, encoder, rho) -> the runs shown for
     that point (``sweep_points`` of the constraint-ratio chapter's settled records); compared are the points
