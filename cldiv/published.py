@@ -1,4 +1,5 @@
-"""Every number typed from the paper, once, with the table or figure it comes from.
+"""Every number typed from the paper, once, with the table or figure it comes from (and, for Table 7,
+from the authors' results file that holds its means: ``TABLE7_CODE_LOG``).
 
 Zaliaduonis, Putzky, Richter, Gatidis, *The Loss Is Not Enough* (ICML 2026): mean and standard
 deviation over the paper's 5 runs. Nothing here is computed; everything else in cldiv and the book
@@ -62,6 +63,21 @@ TABLE7_R2 = {
                          (0.168, 0.017), (0.213, 0.035), (0.238, 0.049), (0.299, 0.047), (0.032, 0.004)),
     "monomial": ((0.990, 0.000), (0.015, 0.005), (0.015, 0.003), (0.034, 0.008), (0.042, 0.004), (0.097, 0.015),
                  (0.185, 0.021), (0.284, 0.022), (0.348, 0.022), (0.425, 0.056), (0.086, 0.032)),
+}
+
+#: The authors' results file behind Table 7 (their 10-D script's averages file,
+#: ``experiments/diversity_violated/experiment_results_10d/progressive_d_fixed_10d_70d_averages_20250814_061808.csv``,
+#: whose R^2 means are Table 7's; PAPER.md, Section 4). Per process, for d_fixed = 0..10, the means over its
+#: 5 runs of (the last training-batch loss the script logged, the mean of all the training-batch losses it
+#: logged, the mean of all the in-sample R^2 it logged on the training batch), every logged value taken at
+#: one of the script's 100 iterations. Not in the paper; typed from that file, rounded to 3 decimals.
+TABLE7_CODE_LOG = {
+    "injective_linear": ((7.130, 7.156, 0.944), (4.846, 4.939, 0.030), (4.811, 4.845, 0.026), (4.809, 4.831, 0.049),
+                         (4.809, 4.826, 0.099), (4.809, 4.823, 0.151), (4.809, 4.820, 0.218), (4.809, 4.817, 0.266),
+                         (4.809, 4.814, 0.304), (4.809, 4.813, 0.380), (4.809, 4.809, 0.073)),
+    "monomial": ((7.118, 7.141, 0.973), (4.858, 4.944, 0.029), (4.813, 4.846, 0.026), (4.810, 4.833, 0.059),
+                 (4.809, 4.828, 0.075), (4.809, 4.825, 0.150), (4.809, 4.822, 0.245), (4.809, 4.818, 0.342),
+                 (4.809, 4.814, 0.405), (4.809, 4.814, 0.469), (4.254, 4.774, 0.108)),
 }
 
 #: Table 8 (constraint-ratio sweep, Section 4): mean R^2 over 5 runs (no standard deviations published) per

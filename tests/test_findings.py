@@ -220,7 +220,7 @@ def test_table7_comparison_reads_the_codes_metric_and_the_codes_sign_rule_at_nin
     assert "| monomial | 0.990 / 0.990 ✓ |" in table and f"{published[4][0]:.3f} / {published[4][0] + 0.3:.3f} |" in table
 
 
-def test_table7_protocol_rows_show_the_stored_lengths_of_the_codes_protocol(tmp_path):
+def test_table7_protocol_rows_show_the_stored_lengths_and_seeds_of_the_codes_protocol(tmp_path):
     from test_scorecard import write_run  # tests/ is on sys.path under pytest
 
     from cldiv.runs.store import ResultStore
@@ -228,13 +228,43 @@ def test_table7_protocol_rows_show_the_stored_lengths_of_the_codes_protocol(tmp_
     from cldiv.synthetic.sweeps import table7_code_config
 
     write_run(tmp_path, table7_code_config("injective_linear", 2, iterations=100), r2_in_sample=0.19, train_loss_last=5.45)
+    write_run(tmp_path, table7_code_config("injective_linear", 2, seed=1, iterations=100), r2_in_sample=0.21,
+              train_loss_last=5.47)
     write_run(tmp_path, table7_code_config("injective_linear", 2, iterations=5000), r2_in_sample=0.02, train_loss_last=4.81)
     write_run(tmp_path, table7_code_config("injective_linear", 9, iterations=100), r2_in_sample=0.48, train_loss_last=6.0)
     rows = table7_protocol_rows(ResultStore(tmp_path))
-    assert [(r["d_fixed"], r["iterations"]) for r in rows] == [(2, 100), (2, 5000), (9, 100)]
+    assert [(r["d_fixed"], r["iterations"], r["runs"]) for r in rows] == [(2, 100, 2), (2, 5000, 1), (9, 100, 1)]
+    assert rows[0]["r2_in_sample"] == pytest.approx(0.20) and rows[0]["r2_sd"] == pytest.approx(0.01)
+    assert rows[0]["lowest_loss"] == 6.0 and rows[0]["reaches_code_loss"] is None  # the fake curve is flat at 6
+    assert not rows[0]["agrees"]  # two runs: Welch's test against Table 7's 0.014 ± 0.003
     table = table7_protocol_markdown(rows)
-    assert "| injective linear | 2 | 0.014 ± 0.003 | 0.190 (5.45) | 0.020 (4.81) |" in table
+    assert "| process | d_fixed | Table 7 | R² at 100 steps (loss), 1–2 runs | R² at 5000 steps (loss), 1 run |" in table
+    assert "| injective linear | 2 | 0.014 ± 0.003 | 0.200 ± 0.010 (5.46) | 0.020 (4.81) |" in table
     assert "| injective linear | 9 | 0.299 ± 0.047 | 0.480 (6.00) |  |" in table
+
+
+def test_the_codes_log_is_set_beside_our_lowest_loss_in_100_steps():
+    from cldiv.published import TABLE7_CODE_LOG
+    from cldiv.synthetic.sweep_findings import table7_length_numbers, table7_log_markdown
+
+    def row(d: int, n: int, lowest: float, last: float, reaches=None) -> dict:
+        return {"process": "injective_linear", "d_fixed": d, "iterations": n, "agrees": False, "r2_in_sample": 0.5,
+                "train_loss": last, "lowest_loss": lowest, "highest_r2": 0.7, "r2_curve": (0.3, 0.7),
+                "reaches_code_loss": reaches}
+
+    code = TABLE7_CODE_LOG["injective_linear"]
+    rows = [row(0, 100, 7.35, 7.36), row(2, 100, 5.45, 5.45), row(10, 100, code[10][1] + 0.01, 4.81),
+            row(2, 5000, 4.81, code[2][0] + 0.004, reaches=1400), row(9, 5000, 4.80, code[9][0] - 0.002, reaches=800)]
+    numbers = table7_length_numbers(rows)
+    assert (numbers["log_points"], numbers["log_below"]) == (3, 2)  # d_fixed = 10 is within the loss floor
+    assert (numbers["reach_low"], numbers["reach_high"]) == (800, 1400)
+    assert numbers["final_gap"] == pytest.approx(0.004)
+    assert numbers["logged_r2_zero"] == code[0][2] and numbers["highest_r2_zero"] == 0.7
+    table = table7_log_markdown(rows)
+    assert table.splitlines()[0] == "| process | loss | d = 0 | d = 2 | d = 10 |"
+    assert f"| injective linear | the code's log, mean | {code[0][1]:.3f} | {code[2][1]:.3f} | {code[10][1]:.3f} |" in table
+    assert "| injective linear | ours, lowest in 100 steps | 7.350 | 5.450 |" in table
+    assert f"| injective linear | ours, last after 5000 steps |  | {code[2][0] + 0.004:.3f} |  |" in table
 
 
 def test_the_table7_code_command_shows_stored_runs_beside_table7(tmp_path, monkeypatch, capsys):
@@ -283,7 +313,7 @@ def test_table7_length_numbers_read_the_two_points_errata_item_13_cites():
 
     def row(d: int, n: int, r2: float, curve=(0.5, 0.4)) -> dict:
         return {"process": "injective_linear", "d_fixed": d, "iterations": n, "agrees": False, "r2_in_sample": r2,
-                "train_loss": 4.8, "r2_curve": curve}
+                "train_loss": 4.8, "r2_curve": curve, "lowest_loss": 4.8, "highest_r2": r2, "reaches_code_loss": None}
 
     numbers = table7_length_numbers([row(2, 100, 0.19), row(2, 5000, 0.03), row(9, 5000, 0.39, (0.47, 0.39))])
     assert (numbers["short"], numbers["long"], numbers["nine"], numbers["nine_first"]) == (0.19, 0.03, 0.39, 0.47)

@@ -156,7 +156,7 @@ def _table7_code(args: argparse.Namespace) -> None:
                for iterations in args.iterations for process in args.processes for d in args.d_fixed]
     run_all(configs, workers=args.workers)
     print(table7_protocol_markdown(table7_protocol_rows(ResultStore.default(), args.processes, args.d_fixed,
-                                                        args.iterations)))
+                                                        args.iterations, range(args.seeds))))
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -30,7 +30,7 @@ from cldiv.book.theorem_checks import (STATEMENTS, assess_theorem_3_3, assess_th
 from cldiv.runs.verdicts import (METRIC_LABELS, VERDICTS, Assessment, Cells, Tally, claim_verdict, describe_budget,
                                  find_runs, format_metric, metric_values, settle, verdict_rules)
 from cldiv.synthetic.generators import SYNTHETIC_PROCESSES
-from cldiv.synthetic.sweep_findings import (table7_comparison, table7_length_counts, table7_protocol_rows,
+from cldiv.synthetic.sweep_findings import (table7_comparison, table7_length_numbers, table7_protocol_rows,
                                             table8_comparison, table8_counts)
 from cldiv.published import FIGURE5A, TABLE7_R2, published as published_cell
 from cldiv.synthetic import studies, table1 as tables
@@ -330,10 +330,12 @@ def assess_progressive_violation(store: ResultStore) -> Assessment:
     ours += f" ({SETTLED_LATER_MARK} trained longer, until it converged: {longer} of {len(rows)} points)" if longer else ""
     verdict = claim_verdict(published_points, len(rows), agree, len(unconverged))
     reason = f"{agree}/{len(rows) - len(unconverged)} converged points agree"
-    lengths = table7_length_counts(table7_protocol_rows(store))
+    lengths = table7_length_numbers(table7_protocol_rows(store))
     if lengths["both"]:
         reason += (f"; at the authors' code's protocol {lengths['both_agree_5000']}/{lengths['both']} after 5000 steps, "
                    f"{lengths['both_agree_100']}/{lengths['both']} after 100")
+    if lengths["log_below"] > lengths["log_points"] / 2:
+        reason += "; the code's own log fits longer training"
     return Assessment(verdict, describe_budget(found.values()), paper, ours, reason=reason)
 
 

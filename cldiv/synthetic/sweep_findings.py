@@ -8,7 +8,7 @@ from __future__ import annotations
 import statistics
 from typing import Iterable, Sequence
 
-from cldiv.published import TABLE7_R2, TABLE8_R2, TABLE8_RHOS, published
+from cldiv.published import TABLE7_CODE_LOG, TABLE7_R2, TABLE8_R2, TABLE8_RHOS, published
 from cldiv.runs.verdicts import FLOOR, cell_agrees
 from cldiv.synthetic.convergence import converged
 from cldiv.synthetic.findings import value_range
@@ -174,40 +174,86 @@ TABLE7_LENGTHS = (100, 5000)
 
 
 def table7_protocol_rows(store, processes: Iterable[str] = tuple(TABLE7_R2), d_values: Iterable[int] = range(11),
-                         lengths: Iterable[int] = TABLE7_LENGTHS, seed: int = 0) -> list[dict]:
-    """The stored runs of the authors' 10-D protocol (``table7_code_config``) for ``seed``, one row per
-    process, d_fixed and length: the code's R^2 (in sample), the last training-batch loss, the held-out R^2 at the
-    first and the last evaluation of training (``r2_curve``), whether the run
-    converged (``cldiv.synthetic.convergence.converged``), Table 7's (mean, sd) and whether the run agrees with
-    it (``cell_agrees`` of one run: within the floor or two published sd). Runs not in ``store`` are left out."""
+                         lengths: Iterable[int] = TABLE7_LENGTHS, seeds: Iterable[int] = range(5)) -> list[dict]:
+    """The stored runs of the authors' 10-D protocol (``table7_code_config``), one row per process, d_fixed
+    and length, over the stored ``seeds``: how many runs (``runs``), the code's R^2 (in sample; mean
+    ``r2_in_sample`` and sd ``r2_sd``), the mean last training-batch loss (``train_loss``), the lowest
+    training-batch loss and the highest held-out R^2 any of them logged (``lowest_loss``, ``highest_r2``), the mean held-out R^2 at the first and the last
+    evaluation of training (``r2_curve``), the first iteration at which every run's logged loss is at most the
+    mean of the losses the authors' script logged (``TABLE7_CODE_LOG``; None if never: ``reaches_code_loss``),
+    whether every run converged (``cldiv.synthetic.convergence.converged``), Table 7's (mean, sd) and whether
+    the runs agree with it (``cell_agrees``: Welch's test, or for one run within the floor or two published
+    sd). Points with no stored run are left out."""
     rows = []
     for process in processes:
         for d_fixed in d_values:
+            code_loss = TABLE7_CODE_LOG[process][d_fixed][1]
             for iterations in lengths:
-                record = store.load(table7_code_config(process, d_fixed, seed, iterations))
-                if record is not None:
-                    rows.append({"process": process, "d_fixed": d_fixed, "iterations": iterations,
-                                 "r2_in_sample": record["metrics"]["r2_in_sample"],
-                                 "train_loss": record["metrics"]["train_loss_last"],
-                                 "r2_curve": (record["curves"]["r2"][0], record["curves"]["r2"][-1]),
-                                 "converged": converged(record), "published": TABLE7_R2[process][d_fixed],
-                                 "agrees": cell_agrees([record["metrics"]["r2_in_sample"]],
-                                                       TABLE7_R2[process][d_fixed], "r2")})
+                records = [r for r in (store.load(table7_code_config(process, d_fixed, seed, iterations))
+                                       for seed in seeds) if r is not None]
+                if not records:
+                    continue
+                r2 = [r["metrics"]["r2_in_sample"] for r in records]
+                curves = [r["curves"] for r in records]
+                reached = [next((i for i, loss in zip(c["iteration"], c["loss"]) if loss <= code_loss), None)
+                           for c in curves]
+                rows.append({"process": process, "d_fixed": d_fixed, "iterations": iterations, "runs": len(r2),
+                             "r2_in_sample": statistics.fmean(r2), "r2_sd": statistics.pstdev(r2),
+                             "train_loss": statistics.fmean(r["metrics"]["train_loss_last"] for r in records),
+                             "lowest_loss": min(min(c["loss"]) for c in curves),
+                             "highest_r2": max(max(c["r2"]) for c in curves),
+                             "r2_curve": (statistics.fmean(c["r2"][0] for c in curves),
+                                          statistics.fmean(c["r2"][-1] for c in curves)),
+                             "reaches_code_loss": None if None in reached else max(reached),
+                             "converged": all(map(converged, records)), "published": TABLE7_R2[process][d_fixed],
+                             "agrees": cell_agrees(r2, TABLE7_R2[process][d_fixed], "r2")})
     return rows
 
 
 def table7_protocol_markdown(rows: list[dict]) -> str:
-    """``table7_protocol_rows`` as a markdown table, one row per process and d_fixed, the code's R^2 and
-    the last training loss at each stored length beside Table 7."""
+    """``table7_protocol_rows`` as a markdown table, one row per process and d_fixed, the code's R^2 (mean ± sd
+    over the stored runs) and the last training loss at each stored length beside Table 7; the header gives
+    the number of runs a point at each length."""
     lengths = sorted({r["iterations"] for r in rows})
     cells = {(r["process"], r["d_fixed"], r["iterations"]): r for r in rows}
-    lines = ["| process | d_fixed | Table 7 | " + " | ".join(f"R² at {n} steps (loss)" for n in lengths) + " |",
-             "|---" * (3 + len(lengths)) + "|"]
+
+    def runs(n: int) -> str:
+        counts = sorted({r["runs"] for r in rows if r["iterations"] == n})
+        shown = str(counts[0]) if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
+        return f"{shown} run" + ("" if shown == "1" else "s")
+
+    def cell(row: dict) -> str:
+        spread = f" ± {row['r2_sd']:.3f}" if row["runs"] > 1 else ""
+        return f"{row['r2_in_sample']:.3f}{spread} ({row['train_loss']:.2f})"
+
+    lines = ["| process | d_fixed | Table 7 | " + " | ".join(f"R² at {n} steps (loss), {runs(n)}" for n in lengths)
+             + " |", "|---" * (3 + len(lengths)) + "|"]
     for process, d_fixed in dict.fromkeys((r["process"], r["d_fixed"]) for r in rows):
         mean, sd = TABLE7_R2[process][d_fixed]
-        shown = [f"{cells[process, d_fixed, n]['r2_in_sample']:.3f} ({cells[process, d_fixed, n]['train_loss']:.2f})"
-                 if (process, d_fixed, n) in cells else "" for n in lengths]
+        shown = [cell(cells[process, d_fixed, n]) if (process, d_fixed, n) in cells else "" for n in lengths]
         lines.append(f"| {process.replace('_', ' ')} | {d_fixed} | {mean:.3f} ± {sd:.3f} | " + " | ".join(shown) + " |")
+    return "\n".join(lines)
+
+
+def table7_log_markdown(rows: list[dict]) -> str:
+    """The authors' logged training losses (``TABLE7_CODE_LOG``) against ours: one row per process and source,
+    one column per d_fixed with a stored 100-step run: the mean of the script's logged losses, the lowest loss
+    our runs of the same 100 steps logged, and our last loss after 5000 steps where stored."""
+    cells = {(r["process"], r["d_fixed"], r["iterations"]): r for r in rows}
+    d_values = sorted({r["d_fixed"] for r in rows if r["iterations"] == 100})
+    lines = ["| process | loss | " + " | ".join(f"d = {d}" for d in d_values) + " |", "|---" * (2 + len(d_values)) + "|"]
+    for process in dict.fromkeys(r["process"] for r in rows if r["iterations"] == 100):
+        def ours(d: int, iterations: int, field: str) -> float | None:
+            row = cells.get((process, d, iterations))
+            return row[field] if row else None
+
+        sources = (("the code's log, mean", lambda d: TABLE7_CODE_LOG[process][d][1]),
+                   ("ours, lowest in 100 steps", lambda d: ours(d, 100, "lowest_loss")),
+                   ("ours, last after 5000 steps", lambda d: ours(d, 5000, "train_loss")))
+        for label, value in sources:
+            shown = ["" if value(d) is None else f"{value(d):.3f}" for d in d_values]
+            if any(shown):
+                lines.append(f"| {process.replace('_', ' ')} | {label} | " + " | ".join(shown) + " |")
     return "\n".join(lines)
 
 
@@ -227,15 +273,29 @@ def table7_length_numbers(rows: list[dict]) -> dict[str, float]:
     stored): at d_fixed = 2 the code's R^2 and loss after 100 steps (``short``, ``short_loss``) and after 5000
     (``long``, ``long_loss``) with Table 7's mean (``published``); at d_fixed = 9 after 5000 steps the code's
     R^2 (``nine``), the held-out R^2 at the first and last evaluation (``nine_first``, ``nine_last``) and Table
-    7's mean (``nine_published``); and ``table7_length_counts``."""
+    7's mean (``nine_published``); ``table7_length_counts``; and against the authors' log (``TABLE7_CODE_LOG``,
+    both maps): the 100-step points (``log_points``), those whose mean logged loss lies more than the loss floor
+    below the lowest loss of our 100 steps (``log_below``), at d_fixed = 0 the mean logged R^2
+    (``logged_r2_zero``) and our highest in 100 steps (``highest_r2_zero``), and the fewest and most steps our
+    5000-step runs took to reach the code's mean logged loss (``reach_low``, ``reach_high``) and the largest
+    difference between their last losses and the code's last logged ones (``final_gap``)."""
     at = {(r["d_fixed"], r["iterations"]): r for r in rows if r["process"] == "injective_linear"}
-    nan = float("nan")
-    short, long, nine = at.get((2, 100)), at.get((2, 5000)), at.get((9, 5000))
-    return {"short": short["r2_in_sample"] if short else nan, "short_loss": short["train_loss"] if short else nan,
-            "long": long["r2_in_sample"] if long else nan, "long_loss": long["train_loss"] if long else nan,
-            "published": TABLE7_R2["injective_linear"][2][0], "nine": nine["r2_in_sample"] if nine else nan,
-            "nine_first": nine["r2_curve"][0] if nine else nan, "nine_last": nine["r2_curve"][1] if nine else nan,
-            "nine_published": TABLE7_R2["injective_linear"][9][0], **table7_length_counts(rows)}
+    short, long, nine, zero = at.get((2, 100)), at.get((2, 5000)), at.get((9, 5000)), at.get((0, 100))
+    at_100 = [r for r in rows if r["iterations"] == 100]
+    below = [TABLE7_CODE_LOG[r["process"]][r["d_fixed"]][1] < r["lowest_loss"] - FLOOR["final_loss"] for r in at_100]
+    at_5000 = [r for r in rows if r["iterations"] == 5000]
+    reached = [r["reaches_code_loss"] for r in at_5000 if r["reaches_code_loss"]]
+    gaps = [abs(r["train_loss"] - TABLE7_CODE_LOG[r["process"]][r["d_fixed"]][0]) for r in at_5000]
+    return {"short": short["r2_in_sample"] if short else NAN, "short_loss": short["train_loss"] if short else NAN,
+            "long": long["r2_in_sample"] if long else NAN, "long_loss": long["train_loss"] if long else NAN,
+            "published": TABLE7_R2["injective_linear"][2][0], "nine": nine["r2_in_sample"] if nine else NAN,
+            "nine_first": nine["r2_curve"][0] if nine else NAN, "nine_last": nine["r2_curve"][1] if nine else NAN,
+            "nine_published": TABLE7_R2["injective_linear"][9][0], **table7_length_counts(rows),
+            "log_points": len(at_100), "log_below": sum(below),
+            "logged_r2_zero": TABLE7_CODE_LOG["injective_linear"][0][2],
+            "highest_r2_zero": zero["highest_r2"] if zero else NAN,
+            "reach_low": min(reached, default=NAN), "reach_high": max(reached, default=NAN),
+            "final_gap": max(gaps, default=NAN)}
 
 
 def table8_comparison(points: dict[tuple, list[dict]]) -> list[dict]:
