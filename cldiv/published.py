@@ -95,6 +95,25 @@ TABLE8_R2 = {
     ("spiral", "inverse"): (0.996, 0.781, 0.963, 0.999, 0.842, 0.991, 0.831, 0.846, 0.826, 0.811, 0.572),
 }
 
+#: Tables 10 and 11 (constraint-ratio sweep): mean APE (the code's convention: all n^2 pairs, divided by 2) and
+#: mean final loss (the code's last training-batch loss, 2000 negatives per anchor, 1000 for some processes) over 5 runs, per (process,
+#: encoder) at rho = 0, 0.5, 1 (``TABLE10_11_RHOS``; the other rho values are not in the digest).
+TABLE10_11_RHOS = (0.0, 0.5, 1.0)
+TABLE10_APE = {
+    ("identity", "mlp"): (0.325, 0.202, 0.152), ("identity", "inverse"): (0.047, 0.034, 0.155),
+    ("linear", "mlp"): (0.310, 0.223, 0.155), ("linear", "inverse"): (0.046, 0.034, 0.158),
+    ("invertible_mlp", "mlp"): (0.265, 0.204, 0.168),
+    ("patches", "mlp"): (0.280, 0.149, 0.154), ("patches", "inverse"): (0.112, 0.122, 0.160),
+    ("spiral", "mlp"): (0.257, 0.120, 0.156), ("spiral", "inverse"): (0.027, 0.027, 0.190),
+}
+TABLE11_LOSS = {
+    ("identity", "mlp"): (5.71, 6.46, 6.69), ("identity", "inverse"): (6.05, 6.53, 6.69),
+    ("linear", "mlp"): (5.71, 6.47, 6.70), ("linear", "inverse"): (6.05, 6.53, 6.69),
+    ("invertible_mlp", "mlp"): (5.03, 5.78, 6.01),
+    ("patches", "mlp"): (5.17, 5.83, 6.03), ("patches", "inverse"): (6.19, 6.60, 6.79),
+    ("spiral", "mlp"): (5.07, 5.79, 6.01), ("spiral", "inverse"): (6.07, 6.52, 6.94),
+}
+
 #: Figure 3: SimCLR linear-probe accuracy (%) on CIFAR-10, (encoder, regime) -> (mean, sd or None).
 FIGURE3: dict[tuple[str, str], tuple[float, float | None]] = {
     ("resnet18", "all"): (55.4, 1.3), ("resnet18", "crop"): (37.2, 0.5), ("resnet18", "no_crop"): (35.5, 0.6),

@@ -303,7 +303,7 @@ def test_table8_comparison_counts_how_close_the_means_are():
     rows = table8_comparison(points)
     assert [r["rho"] for r in rows] == [0.0, 0.5, 1.0]
     counts = table8_counts(rows)
-    assert (counts["points"], counts["within_05"], counts["within_10"]) == (3, 1, 2)
+    assert (counts["points"], counts["within_near"], counts["within_far"]) == (3, 1, 2)
     assert "| spiral / inverse | 1.00 / 0.99 | 0.99 / 1.07 | 0.57 / 0.27 |" in table8_markdown(rows)
 
 
@@ -319,3 +319,29 @@ def test_table7_length_numbers_read_the_two_points_errata_item_13_cites():
     assert (numbers["short"], numbers["long"], numbers["nine"], numbers["nine_first"]) == (0.19, 0.03, 0.39, 0.47)
     assert numbers["nine_published"] == TABLE7_R2["injective_linear"][9][0] and numbers["both"] == 1
     assert math.isnan(table7_length_numbers([])["nine"])
+
+
+def test_table10_apes_and_table11_loss_order_are_compared_where_both_tables_have_points():
+    from cldiv.published import TABLE10_APE, TABLE11_LOSS
+    from cldiv.synthetic.sweep_findings import (loss_order, table8_comparison, table8_counts, table8_markdown,
+                                                table11_order_markdown, table11_order_rows)
+
+    def runs(ape: float, loss: float) -> list[dict]:
+        return [{"metrics": {"ape_code": ape, "final_loss": loss}}]
+
+    points = {("spiral", "mlp", 0.0): runs(TABLE10_APE["spiral", "mlp"][0] + 0.01, 3.4),
+              ("spiral", "inverse", 0.0): runs(0.5, 2.6),  # the MLP's loss is higher: the order flips
+              ("spiral", "mlp", 1.0): runs(0.15, 3.27), ("spiral", "inverse", 1.0): runs(0.15, 3.26),
+              ("spiral", "mlp", 0.2): runs(0.2, 3.0)}  # not in Tables 10-11
+    ape = table8_comparison(points, "ape_code")
+    assert [(r["encoder"], r["rho"]) for r in ape] == [("mlp", 0.0), ("mlp", 1.0), ("inverse", 0.0), ("inverse", 1.0)]
+    counts = table8_counts(ape, near=0.02, far=0.05)  # the inverse encoder misses by 0.47 at rho = 0, 0.04 at 1
+    assert (counts["within_near"], counts["within_far"]) == (2, 3)
+    assert "| spiral / mlp | 0.257 / 0.267 | 0.156 / 0.150 |" in table8_markdown(ape, digits=3)
+    order = table11_order_rows(points)
+    published_gap = TABLE11_LOSS["spiral", "mlp"][0] - TABLE11_LOSS["spiral", "inverse"][0]
+    assert [(r["rho"], r["agrees"]) for r in order] == [(0.0, False), (1.0, False)]  # -0.93 published: MLP lower
+    assert loss_order(published_gap) == "MLP" and loss_order(0.01) == "neither" and loss_order(0.8) == "inverse"
+    assert "| spiral | -1.00 / +0.80 | -0.93 / +0.01 |" in table11_order_markdown(order)
+    with pytest.raises(ValueError, match="metric"):
+        table8_comparison(points, "mcc")

@@ -284,11 +284,11 @@ def assess_constraint_sweep(store: ResultStore) -> Assessment:
                  f"{len(separate)}{same}") if ends else ""
     settled_found, _ = settle(found, store, settled_runs)  # each point where it settled, as the chapter shows it
     t8 = table8_counts(table8_comparison({(p, e, r): runs for (e, p, r), (_, runs) in settled_found.items()}))
-    t8_text = (f"; Table 8: {t8['within_05']}/{t8['points']} points within 0.05 of the published mean, "
-               f"{t8['within_10']} within 0.10" + (f", r {t8['pearson']:.2f}" if t8["points"] > 2 else "")) if t8["points"] else ""
+    t8_text = (f"; Table 8: {t8['within_near']}/{t8['points']} points within 0.05 of the published mean, "
+               f"{t8['within_far']} within 0.10" + (f", r {t8['pearson']:.2f}" if t8["points"] > 2 else "")) if t8["points"] else ""
     ours = (f"{'; '.join(parts)}; ρ = 1 vs Table 1: {compared}{ends_text}{t8_text}; {len(found)}/{grid} cells of the "
             f"paper's grid (ρ ∈ {{{', '.join(f'{r:g}' for r in rhos)}}})")
-    reason = (f"Table 8: {t8['within_05']}/{t8['points']} points within 0.05; " if t8["points"] else "") + \
+    reason = (f"Table 8: {t8['within_near']}/{t8['points']} points within 0.05; " if t8["points"] else "") + \
         f"ρ = 1 vs Table 1: {compared}; {len(found)} of the paper's {grid} points run"
     return Assessment(verdict, describe_budget(found.values()), paper, ours, disagreements=tuple(tally.disagreements),
                       reason=reason)

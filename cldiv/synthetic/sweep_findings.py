@@ -8,7 +8,9 @@ from __future__ import annotations
 import statistics
 from typing import Iterable, Sequence
 
-from cldiv.published import TABLE7_CODE_LOG, TABLE7_R2, TABLE8_R2, TABLE8_RHOS, published
+from cldiv.published import (TABLE10_11_RHOS, TABLE10_APE, TABLE11_LOSS, TABLE7_CODE_LOG, TABLE7_R2, TABLE8_R2,
+                             TABLE8_RHOS, published)
+from cldiv.config import check_choice
 from cldiv.runs.verdicts import FLOOR, cell_agrees
 from cldiv.synthetic.convergence import converged
 from cldiv.synthetic.findings import value_range
@@ -298,41 +300,87 @@ def table7_length_numbers(rows: list[dict]) -> dict[str, float]:
             "final_gap": max(gaps, default=NAN)}
 
 
-def table8_comparison(points: dict[tuple, list[dict]]) -> list[dict]:
-    """Table 8 against our runs, point by point. ``points``: (process, encoder, rho) -> the runs shown for
-    that point (``sweep_points`` of the constraint-ratio chapter's settled records); compared are the points
-    Table 8 has. Table 8 gives means only, so each row carries the difference of the means: process,
-    encoder, rho, published mean, ours (mean, sd, runs), difference (ours - published)."""
+#: The published tables of the constraint-ratio sweep that give one mean per point: metric -> (rho values, means).
+PUBLISHED_SWEEP_MEANS = {"r2": (TABLE8_RHOS, TABLE8_R2), "ape_code": (TABLE10_11_RHOS, TABLE10_APE)}
+
+
+def table8_comparison(points: dict[tuple, list[dict]], metric: str = "r2") -> list[dict]:
+    """Table 8 (``metric="r2"``) or Table 10 (``"ape_code"``) against our runs, point by point. ``points``:
+    (process, encoder, rho) -> the runs shown for that point (``sweep_points`` of the constraint-ratio
+    chapter's settled records); compared are the points the table has. The tables give means only, so each
+    row carries the difference of the means: process, encoder, rho, published mean, ours (mean, sd, runs),
+    difference (ours - published)."""
+    check_choice("metric", metric, tuple(PUBLISHED_SWEEP_MEANS))
+    rhos, table = PUBLISHED_SWEEP_MEANS[metric]
     rows = []
-    for (process, encoder), means in TABLE8_R2.items():
-        for rho, mean in zip(TABLE8_RHOS, means):
+    for (process, encoder), means in table.items():
+        for rho, mean in zip(rhos, means):
             runs = points.get((process, encoder, rho))
             if runs:
-                ours = [r["metrics"]["r2"] for r in runs]
+                ours = [r["metrics"][metric] for r in runs]
                 rows.append({"process": process, "encoder": encoder, "rho": rho, "published": mean,
                              "ours": (statistics.fmean(ours), statistics.pstdev(ours), len(ours)),
                              "difference": statistics.fmean(ours) - mean})
     return rows
 
 
-def table8_counts(rows: list[dict]) -> dict[str, float]:
-    """How close ``table8_comparison`` is to Table 8: points compared, within 0.05 and within 0.10 of the
-    published mean, and the Pearson correlation of the two sets of means (nan with fewer than 3 points)."""
+def table8_counts(rows: list[dict], near: float = 0.05, far: float = 0.10) -> dict[str, float]:
+    """How close ``table8_comparison`` is to the published means: points compared, within ``near`` and within
+    ``far`` of the published mean, and the Pearson correlation of the two sets of means (nan with fewer than
+    3 points)."""
     distance = [abs(r["difference"]) for r in rows]
     pairs = [(r["published"], r["ours"][0]) for r in rows]
-    return {"points": len(rows), "within_05": sum(d <= 0.05 for d in distance),
-            "within_10": sum(d <= 0.10 for d in distance),
+    return {"points": len(rows), "within_near": sum(d <= near for d in distance),
+            "within_far": sum(d <= far for d in distance),
             "pearson": statistics.correlation(*zip(*pairs)) if len(pairs) > 2 else float("nan")}
 
 
-def table8_markdown(rows: list[dict]) -> str:
+def table8_markdown(rows: list[dict], digits: int = 2) -> str:
     """``table8_comparison`` as a markdown table: one row per process / encoder, one column per rho, each
-    cell 'published / ours'."""
+    cell 'published / ours' at ``digits`` decimals."""
     rhos = sorted({r["rho"] for r in rows})
     cells = {(r["process"], r["encoder"], r["rho"]): r for r in rows}
     lines = ["| process / encoder | " + " | ".join(f"ρ = {rho:g}" for rho in rhos) + " |", "|---" * (len(rhos) + 1) + "|"]
     for process, encoder in dict.fromkeys((r["process"], r["encoder"]) for r in rows):
-        shown = [f"{cells[process, encoder, rho]['published']:.2f} / {cells[process, encoder, rho]['ours'][0]:.2f}"
+        shown = [f"{cells[process, encoder, rho]['published']:.{digits}f} / {cells[process, encoder, rho]['ours'][0]:.{digits}f}"
                  if (process, encoder, rho) in cells else "" for rho in rhos]
         lines.append(f"| {process} / {encoder} | " + " | ".join(shown) + " |")
+    return "\n".join(lines)
+
+
+def loss_order(gap: float) -> str:
+    """Which encoder reaches the lower loss, from the MLP's loss minus the inverse encoder's: "MLP", "inverse",
+    or "neither" within the scorecard's loss floor."""
+    return "neither" if abs(gap) <= FLOOR["final_loss"] else ("MLP" if gap < 0 else "inverse")
+
+
+def table11_order_rows(points: dict[tuple, list[dict]]) -> list[dict]:
+    """Table 11's losses are at 2000 negatives per anchor, ours at the budget's M, so only what does not depend
+    on M is compared: at each rho of Table 11 and each process with an inverse encoder, the MLP's mean loss
+    minus the inverse encoder's, published and ours (``points`` as for ``table8_comparison``), and whether
+    ``loss_order`` reads them alike."""
+    rows = []
+    for (process, encoder), mlp in TABLE11_LOSS.items():
+        if encoder != "mlp" or (process, "inverse") not in TABLE11_LOSS:
+            continue
+        for rho, published_mlp, published_inverse in zip(TABLE10_11_RHOS, mlp, TABLE11_LOSS[process, "inverse"]):
+            runs = [points.get((process, e, rho)) for e in ("mlp", "inverse")]
+            if all(runs):
+                ours = [statistics.fmean(r["metrics"]["final_loss"] for r in side) for side in runs]
+                published_gap, our_gap = published_mlp - published_inverse, ours[0] - ours[1]
+                rows.append({"process": process, "rho": rho, "published": published_gap, "ours": our_gap,
+                             "agrees": loss_order(published_gap) == loss_order(our_gap)})
+    return rows
+
+
+def table11_order_markdown(rows: list[dict]) -> str:
+    """``table11_order_rows`` as a markdown table: one row per process, one column per rho, each cell
+    'published / ours' (the MLP's loss minus the inverse encoder's), ✓ where the order agrees."""
+    rhos = sorted({r["rho"] for r in rows})
+    cells = {(r["process"], r["rho"]): r for r in rows}
+    lines = ["| process | " + " | ".join(f"ρ = {rho:g}" for rho in rhos) + " |", "|---" * (len(rhos) + 1) + "|"]
+    for process in dict.fromkeys(r["process"] for r in rows):
+        shown = [f"{cells[process, rho]['published']:+.2f} / {cells[process, rho]['ours']:+.2f}"
+                 + (" ✓" if cells[process, rho]["agrees"] else "") if (process, rho) in cells else "" for rho in rhos]
+        lines.append(f"| {process} | " + " | ".join(shown) + " |")
     return "\n".join(lines)
